@@ -1,0 +1,3 @@
+package netdef
+
+//go:generate protoc --go_out=. --go_opt=paths=source_relative caffe2.proto
