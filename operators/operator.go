@@ -1,0 +1,337 @@
+package operators
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/devicescope"
+	"github.com/caffe2go/caffe2go/netdef"
+)
+
+// Workspace is what an operator sees of the workspace it runs in. Package
+// workspace implements it.
+type Workspace interface {
+	// GetBlob returns the named blob (local, forwarded or the parent's), or
+	// nil when there is none.
+	GetBlob(name string) *blob.Blob
+	// CreateBlob returns the named blob, creating it when it does not exist.
+	CreateBlob(name string) *blob.Blob
+	// RootFolder is the folder relative paths of file-writing operators
+	// resolve against.
+	RootFolder() string
+}
+
+// Operator is an instantiated operator, bound to its blobs.
+type Operator interface {
+	// Run executes the operator once. It returns an error describing what
+	// failed; the executor adds the net name and the operator's position.
+	Run() error
+	// OpBase returns the operator's definition and bound blobs.
+	OpBase() *Base
+}
+
+// Base holds what every operator has: its definition, its input and output
+// blobs (resolved once at construction), its device and its arguments.
+// Implementations embed *Base.
+type Base struct {
+	def     *netdef.OperatorDef
+	ws      Workspace
+	inputs  []*blob.Blob
+	outputs []*blob.Blob
+	device  devicescope.Device
+	engine  string
+	rng     *rand.Rand
+}
+
+// OpBase returns b itself, so that embedding *Base satisfies
+// Operator.OpBase.
+func (b *Base) OpBase() *Base { return b }
+
+// Def returns the operator's definition.
+func (b *Base) Def() *netdef.OperatorDef { return b.def }
+
+// Type returns the operator type.
+func (b *Base) Type() string { return b.def.GetType() }
+
+// Engine returns the engine whose implementation was chosen ("" = default).
+func (b *Base) Engine() string { return b.engine }
+
+// Workspace returns the workspace the operator was created in.
+func (b *Base) Workspace() Workspace { return b.ws }
+
+// Device returns the device the operator runs on.
+func (b *Base) Device() devicescope.Device { return b.device }
+
+// NumInputs returns the number of inputs.
+func (b *Base) NumInputs() int { return len(b.inputs) }
+
+// NumOutputs returns the number of outputs.
+func (b *Base) NumOutputs() int { return len(b.outputs) }
+
+// InputName returns the blob name of input i.
+func (b *Base) InputName(i int) string { return b.def.Input[i] }
+
+// OutputName returns the blob name of output i.
+func (b *Base) OutputName(i int) string { return b.def.Output[i] }
+
+// InputBlob returns input i's blob.
+func (b *Base) InputBlob(i int) *blob.Blob { return b.inputs[i] }
+
+// OutputBlob returns output i's blob.
+func (b *Base) OutputBlob(i int) *blob.Blob { return b.outputs[i] }
+
+// Input returns input i's tensor, or an error naming the blob when it holds
+// no tensor.
+func (b *Base) Input(i int) (*blob.Tensor, error) {
+	t := b.inputs[i].Tensor()
+	if t == nil {
+		return nil, fmt.Errorf("input %d (%q) holds %s, not a tensor", i, b.def.Input[i], b.inputs[i].TypeName())
+	}
+	return t, nil
+}
+
+// Inputs returns every input's tensor, or the first error.
+func (b *Base) Inputs() ([]*blob.Tensor, error) {
+	out := make([]*blob.Tensor, len(b.inputs))
+	for i := range b.inputs {
+		t, err := b.Input(i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// InputOf returns input i's tensor after checking its element type; the
+// error names the blob and both types.
+func (b *Base) InputOf(i int, dtype blob.DataType) (*blob.Tensor, error) {
+	t, err := b.Input(i)
+	if err != nil {
+		return nil, err
+	}
+	if t.DataType() != dtype {
+		return nil, fmt.Errorf("input %d (%q) has type %v, want %v", i, b.def.Input[i], t.DataType(), dtype)
+	}
+	return t, nil
+}
+
+// Output returns output i's tensor, replacing any non-tensor content of the
+// blob with a tensor.
+func (b *Base) Output(i int) *blob.Tensor {
+	t := b.outputs[i].MutableTensor()
+	if b.device != nil && b.device.Key().Type != netdef.CPU {
+		t.SetDevice(b.def.DeviceOption)
+	}
+	return t
+}
+
+// Errorf returns an error about this operator's inputs, shapes or
+// arguments. The executor adds the operator's index, type and name.
+func (b *Base) Errorf(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
+}
+
+// Rand returns the operator's random source: seeded from the device
+// option's random_seed when set (so runs are reproducible), else from a
+// process-wide sequence.
+func (b *Base) Rand() *rand.Rand {
+	if b.rng == nil {
+		var seed uint64
+		if b.def.GetDeviceOption() != nil && b.def.DeviceOption.RandomSeed != nil {
+			seed = uint64(b.def.DeviceOption.GetRandomSeed())
+		} else {
+			seed = seedSequence.Add(0x9e3779b97f4a7c15)
+		}
+		b.rng = rand.New(rand.NewPCG(seed, seed^0xda3e39cb94b95bdb))
+	}
+	return b.rng
+}
+
+var seedSequence atomic.Uint64
+
+func (b *Base) arg(name string) *netdef.Argument { return netdef.FindArg(b.def.Arg, name) }
+
+// HasArg reports whether the argument is given.
+func (b *Base) HasArg(name string) bool { return b.arg(name) != nil }
+
+// ArgInt returns an integer argument, or def when it is absent. A float
+// given for it is truncated.
+func (b *Base) ArgInt(name string, def int64) int64 {
+	a := b.arg(name)
+	switch {
+	case a == nil:
+		return def
+	case a.I != nil:
+		return a.GetI()
+	case a.F != nil:
+		return int64(a.GetF())
+	}
+	return def
+}
+
+// ArgBool returns a boolean argument (an integer, non-zero = true).
+func (b *Base) ArgBool(name string, def bool) bool {
+	d := int64(0)
+	if def {
+		d = 1
+	}
+	return b.ArgInt(name, d) != 0
+}
+
+// ArgFloat returns a float argument, or def when it is absent. An integer
+// given for it is converted.
+func (b *Base) ArgFloat(name string, def float32) float32 {
+	a := b.arg(name)
+	switch {
+	case a == nil:
+		return def
+	case a.F != nil:
+		return a.GetF()
+	case a.I != nil:
+		return float32(a.GetI())
+	}
+	return def
+}
+
+// ArgString returns a string argument, or def when it is absent.
+func (b *Base) ArgString(name string, def string) string {
+	a := b.arg(name)
+	if a == nil || a.S == nil {
+		return def
+	}
+	return string(a.S)
+}
+
+// ArgInts returns an integer-list argument, or def when it is absent.
+func (b *Base) ArgInts(name string, def []int64) []int64 {
+	a := b.arg(name)
+	if a == nil {
+		return def
+	}
+	return a.Ints
+}
+
+// ArgFloats returns a float-list argument, or def when it is absent.
+func (b *Base) ArgFloats(name string, def []float32) []float32 {
+	a := b.arg(name)
+	if a == nil {
+		return def
+	}
+	return a.Floats
+}
+
+// ArgStrings returns a string-list argument, or def when it is absent.
+func (b *Base) ArgStrings(name string, def []string) []string {
+	a := b.arg(name)
+	if a == nil {
+		return def
+	}
+	out := make([]string, len(a.Strings))
+	for i, s := range a.Strings {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// OpError is the error of an operator failing to be created or to run. It
+// names the operator by index, type and name.
+type OpError struct {
+	Index int // position in its net, -1 when run on its own
+	Type  string
+	Name  string
+	Err   error
+}
+
+func (e *OpError) Error() string {
+	var sb strings.Builder
+	if e.Index >= 0 {
+		fmt.Fprintf(&sb, "operator %d ", e.Index)
+	} else {
+		sb.WriteString("operator ")
+	}
+	sb.WriteString(e.Type)
+	if e.Name != "" {
+		fmt.Fprintf(&sb, " (%q)", e.Name)
+	}
+	sb.WriteString(": ")
+	sb.WriteString(e.Err.Error())
+	return sb.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Create instantiates def in ws: it checks the schema, resolves the device
+// and the implementation (with engine fallback), requires every input blob
+// to exist, creates every output blob, and calls the implementation's
+// factory. index is the operator's position in its net, for errors.
+func Create(def *netdef.OperatorDef, ws Workspace, index int) (Operator, error) {
+	wrap := func(err error) error {
+		return &OpError{Index: index, Type: def.GetType(), Name: def.GetName(), Err: err}
+	}
+	if def.GetType() == "" {
+		return nil, wrap(fmt.Errorf("operator has no type"))
+	}
+	if s, ok := SchemaOf(def.GetType()); ok {
+		if err := s.Verify(def); err != nil {
+			return nil, wrap(fmt.Errorf("operator def did not pass schema checking: %w", err))
+		}
+	}
+	devType := def.GetDeviceOption().GetDeviceType()
+	f, engine, ok := lookup(def.GetType(), devType, def.GetEngine())
+	if !ok {
+		if len(typesMatching(def.GetType())) > 0 {
+			return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %s: no implementation for that device", def.GetType(), devicescope.TypeName(devType)))
+		}
+		return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %s: no operator of that type is registered", def.GetType(), devicescope.TypeName(devType)))
+	}
+	dev, err := devicescope.Get(def.GetDeviceOption())
+	if err != nil {
+		return nil, wrap(err)
+	}
+	b := &Base{def: def, ws: ws, device: dev, engine: engine}
+	b.inputs = make([]*blob.Blob, len(def.GetInput()))
+	for i, name := range def.GetInput() {
+		bl := ws.GetBlob(name)
+		if bl == nil {
+			return nil, wrap(fmt.Errorf("encountered a non-existing input blob: %q", name))
+		}
+		b.inputs[i] = bl
+	}
+	b.outputs = make([]*blob.Blob, len(def.GetOutput()))
+	for i, name := range def.GetOutput() {
+		b.outputs[i] = ws.CreateBlob(name)
+	}
+	op, err := f(b)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return op, nil
+}
+
+func typesMatching(typ string) []regKey {
+	registry.RLock()
+	defer registry.RUnlock()
+	var out []regKey
+	for k := range registry.impls {
+		if k.typ == typ {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// RunSafely runs op, turning a panic inside the kernel into an error so
+// that no panic crosses the public API.
+func RunSafely(op Operator) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return op.Run()
+}
