@@ -1,0 +1,11 @@
+// Package loss holds the loss and metric operators of the training path:
+// LabelCrossEntropy, CrossEntropy, SoftmaxWithLoss, SquaredL2Distance,
+// AveragedLoss (each with its Caffe2 gradient operator) and Accuracy, which
+// must never be differentiated.
+//
+// The differentiable operators take float (FLOAT or DOUBLE) inputs and
+// produce outputs of the same type; labels are int32. Gradient operators and
+// their inputs and outputs are those Caffe2 emits, for example
+// SoftmaxWithLossGradient(logits, labels, [weight,] softmax, loss_grad) →
+// logits_grad.
+package loss

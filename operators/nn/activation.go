@@ -1,0 +1,184 @@
+package nn
+
+import (
+	"math"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
+)
+
+// activation names an elementwise activation function.
+type activation int
+
+const (
+	actRelu activation = iota
+	actLeakyRelu
+	actSigmoid
+	actTanh
+)
+
+type activationSpec struct {
+	typ  string
+	kind activation
+	args []operators.ArgSpec
+	doc  string
+	// gradDoc documents the gradient operator.
+	gradDoc string
+}
+
+var alphaArg = operators.ArgSpec{Name: "alpha", Default: float32(0.01), Doc: "slope of the negative part"}
+
+var activations = []activationSpec{
+	{typ: "Relu", kind: actRelu,
+		doc:     "Relu computes Y = max(0, X) elementwise.",
+		gradDoc: "ReluGradient(Y, dY) computes dX = dY where Y > 0, else 0."},
+	{typ: "LeakyRelu", kind: actLeakyRelu, args: []operators.ArgSpec{alphaArg},
+		doc:     "LeakyRelu computes Y = X for X ≥ 0 and alpha·X otherwise, elementwise.",
+		gradDoc: "LeakyReluGradient(Y, dY) computes dX = dY where Y ≥ 0, else alpha·dY."},
+	{typ: "Sigmoid", kind: actSigmoid,
+		doc:     "Sigmoid computes Y = 1/(1 + exp(−X)) elementwise.",
+		gradDoc: "SigmoidGradient(Y, dY) computes dX = dY·Y·(1 − Y)."},
+	{typ: "Tanh", kind: actTanh,
+		doc:     "Tanh computes Y = tanh(X) elementwise.",
+		gradDoc: "TanhGradient(Y, dY) computes dX = dY·(1 − Y²)."},
+}
+
+func init() {
+	for _, s := range activations {
+		operators.MustRegisterSchema(operators.Schema{
+			Type: s.typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+			AllowInplace: operators.InplacePairs([2]int{0, 0}),
+			Args:         s.args, Doc: s.doc,
+		})
+		operators.MustRegister(s.typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+			return &activationOp{Base: b, kind: s.kind, alpha: float64(b.ArgFloat("alpha", 0.01))}, nil
+		})
+		grad := s.typ + "Gradient"
+		operators.MustRegisterSchema(operators.Schema{
+			Type: grad, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
+			AllowInplace: operators.InplacePairs([2]int{1, 0}),
+			Args:         s.args, Doc: s.gradDoc,
+		})
+		operators.MustRegister(grad, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+			return &activationGradOp{Base: b, kind: s.kind, alpha: float64(b.ArgFloat("alpha", 0.01))}, nil
+		})
+		operators.MustRegisterGradient(s.typ, func(g *operators.GradientContext) error {
+			g.Op(grad, []string{g.O(0), g.GO(0)}, []string{g.GI(0)})
+			return nil
+		})
+	}
+}
+
+// activationOp applies an activation function elementwise.
+type activationOp struct {
+	*operators.Base
+	kind  activation
+	alpha float64
+}
+
+func (o *activationOp) Run() error {
+	x, err := floatInput(o.Base, 0)
+	if err != nil {
+		return err
+	}
+	y := o.Output(0)
+	if err := y.Init(x.DataType(), x.Dims()...); err != nil {
+		return o.Errorf("output %q: %v", o.OutputName(0), err)
+	}
+	switch x.DataType() {
+	case blob.Float32:
+		activate(o.kind, float32(o.alpha), blob.Data[float32](x), blob.Data[float32](y))
+	case blob.Float64:
+		activate(o.kind, o.alpha, blob.Data[float64](x), blob.Data[float64](y))
+	}
+	return nil
+}
+
+// activate computes y = f(x); y may be x.
+func activate[T blob.Float](kind activation, alpha T, x, y []T) {
+	y = y[:len(x)]
+	switch kind {
+	case actRelu:
+		for i, v := range x {
+			y[i] = max(v, 0)
+		}
+	case actLeakyRelu:
+		for i, v := range x {
+			y[i] = max(v, 0) + min(v, 0)*alpha
+		}
+	case actSigmoid:
+		for i, v := range x {
+			y[i] = T(1 / (1 + math.Exp(-float64(v))))
+		}
+	case actTanh:
+		for i, v := range x {
+			y[i] = T(math.Tanh(float64(v)))
+		}
+	}
+}
+
+// activationGradOp computes dX from the activation's output Y and dY.
+type activationGradOp struct {
+	*operators.Base
+	kind  activation
+	alpha float64
+}
+
+func (o *activationGradOp) Run() error {
+	y, err := floatInput(o.Base, 0)
+	if err != nil {
+		return err
+	}
+	dy, err := inputLike(o.Base, 1, 0, y)
+	if err != nil {
+		return err
+	}
+	if dy.Size() != y.Size() {
+		return o.Errorf("input 1 (%q) has shape %v, but input 0 (%q) has shape %v", o.InputName(1), dy.Dims(), o.InputName(0), y.Dims())
+	}
+	dx := o.Output(0)
+	if err := dx.Init(y.DataType(), y.Dims()...); err != nil {
+		return o.Errorf("output %q: %v", o.OutputName(0), err)
+	}
+	switch y.DataType() {
+	case blob.Float32:
+		activateGrad(o.kind, float32(o.alpha), blob.Data[float32](y), blob.Data[float32](dy), blob.Data[float32](dx))
+	case blob.Float64:
+		activateGrad(o.kind, o.alpha, blob.Data[float64](y), blob.Data[float64](dy), blob.Data[float64](dx))
+	}
+	return nil
+}
+
+// activateGrad computes dx from the output y and its gradient dy; dx may be
+// dy.
+func activateGrad[T blob.Float](kind activation, alpha T, y, dy, dx []T) {
+	dy = dy[:len(y)]
+	dx = dx[:len(y)]
+	switch kind {
+	case actRelu:
+		for i, v := range y {
+			if v > 0 {
+				dx[i] = dy[i]
+			} else {
+				dx[i] = 0
+			}
+		}
+	case actLeakyRelu:
+		for i, v := range y {
+			if v >= 0 {
+				dx[i] = dy[i]
+			} else {
+				dx[i] = alpha * dy[i]
+			}
+		}
+	case actSigmoid:
+		for i, v := range y {
+			dx[i] = dy[i] * v * (1 - v)
+		}
+	case actTanh:
+		for i, v := range y {
+			dx[i] = dy[i] * (1 - v*v)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package optim
+
+import (
+	"testing"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/optest"
+)
+
+// steadyOps builds one instance of each optimizer operator over n-element
+// float32 blobs, each already run once.
+func steadyOps(t testing.TB, n int) map[string]operators.Operator {
+	w := optest.NewWorkspace()
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 0.5
+	}
+	for _, name := range []string{"g", "m", "m2", "p"} {
+		w.Feed(name, f32s(ones, n))
+	}
+	w.Feed("lr", f32s([]float64{-0.01}))
+	w.Feed("it", blob.MustFromSlice([]int64{0}))
+	run(t, create(t, w, netdef.NewOperator("CreateMutex", nil, []string{"mutex"})))
+	defs := map[string]*netdef.OperatorDef{
+		"Iter":       netdef.NewOperator("Iter", []string{"it"}, []string{"it"}),
+		"AtomicIter": netdef.NewOperator("AtomicIter", []string{"mutex", "it"}, []string{"it"}),
+		"LearningRate": netdef.NewOperator("LearningRate", []string{"it"}, []string{"lr_out"},
+			netdef.ArgFloat("base_lr", -0.1), netdef.ArgString("policy", "step"), netdef.ArgInt("stepsize", 10), netdef.ArgFloat("gamma", 0.9)),
+		"MomentumSGD":       netdef.NewOperator("MomentumSGD", []string{"g", "m", "lr"}, []string{"g_out", "m"}, netdef.ArgFloat("momentum", 0.9)),
+		"MomentumSGDUpdate": netdef.NewOperator("MomentumSGDUpdate", []string{"g", "m", "lr", "p"}, []string{"g_adj", "m", "p"}, netdef.ArgFloat("momentum", 0.9), netdef.ArgInt("nesterov", 1)),
+		"Adam":              netdef.NewOperator("Adam", []string{"p", "m", "m2", "g", "lr", "it"}, []string{"p", "m", "m2", "g_eff"}),
+		"Adagrad":           netdef.NewOperator("Adagrad", []string{"p", "m2", "g", "lr"}, []string{"p", "m2"}),
+	}
+	ops := map[string]operators.Operator{}
+	for name, def := range defs {
+		ops[name] = create(t, w, def)
+		run(t, ops[name])
+	}
+	return ops
+}
+
+func TestOptimizersDoNotAllocate(t *testing.T) {
+	for name, op := range steadyOps(t, 64) {
+		if n := testing.AllocsPerRun(20, func() {
+			if err := op.Run(); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per run, want 0", name, n)
+		}
+	}
+}
+
+func benchOp(b *testing.B, name string) {
+	op := steadyOps(b, 1<<16)[name]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := op.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMomentumSGDUpdate(b *testing.B) { benchOp(b, "MomentumSGDUpdate") }
+func BenchmarkAdam(b *testing.B)              { benchOp(b, "Adam") }
+func BenchmarkAdagrad(b *testing.B)           { benchOp(b, "Adagrad") }
+func BenchmarkLearningRate(b *testing.B)      { benchOp(b, "LearningRate") }
+func BenchmarkAtomicIter(b *testing.B)        { benchOp(b, "AtomicIter") }

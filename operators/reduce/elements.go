@@ -1,0 +1,300 @@
+package reduce
+
+import (
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/operators"
+)
+
+func init() {
+	average := []operators.ArgSpec{{Name: "average", Default: 0, Doc: "divide by the number of elements"}}
+	register(operators.Schema{
+		Type:      "SumElements",
+		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+		Args: average,
+		Doc:  "The sum (or with average, the mean) of all elements of X, as a 0-d tensor.",
+	}, func(b *operators.Base) (operators.Operator, error) {
+		return &sumElementsOp{Base: b, average: b.ArgBool("average", false)}, nil
+	})
+	register(operators.Schema{
+		Type:      "SumElementsGradient",
+		MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
+		Args: average,
+		Doc:  "(X, dY) → dX, every element dY (divided by the size of X with average).",
+	}, func(b *operators.Base) (operators.Operator, error) {
+		return &sumElementsGradientOp{Base: b, average: b.ArgBool("average", false)}, nil
+	})
+	operators.MustRegisterGradient("SumElements", func(g *operators.GradientContext) error {
+		g.Op("SumElementsGradient", []string{g.I(0), g.GO(0)}, []string{g.GI(0)})
+		return nil
+	})
+
+	register(operators.Schema{
+		Type:      "SumElementsInt",
+		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+		Doc: "The sum of the elements of an int32 tensor, as an int32 0-d tensor.",
+	}, func(b *operators.Base) (operators.Operator, error) { return &sumElementsIntOp{b}, nil })
+	operators.MustRegisterGradientForbidden("SumElementsInt")
+
+	register(operators.Schema{
+		Type:      "SumSqrElements",
+		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+		Args: average,
+		Doc:  "The sum of the squares (or with average, their mean) of all elements of X, as a 0-d tensor. No gradient is registered.",
+	}, func(b *operators.Base) (operators.Operator, error) {
+		return &sumSqrElementsOp{Base: b, average: b.ArgBool("average", false)}, nil
+	})
+
+	for _, m := range []struct {
+		typ     string
+		rowwise bool
+	}{{"RowwiseMax", true}, {"ColwiseMax", false}} {
+		what := "the maximum of each row: X [B, M, N] → Y [B, M]"
+		if !m.rowwise {
+			what = "the maximum of each column: X [B, M, N] → Y [B, N]"
+		}
+		register(operators.Schema{
+			Type:      m.typ,
+			MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+			Doc: "For each matrix of the batch, " + what + ".",
+		}, newMatrixMax(m.rowwise))
+		gradType := m.typ + "Gradient"
+		register(operators.Schema{
+			Type:      gradType,
+			MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
+			Doc: "(X, Y, dY) → dX for " + m.typ + ".",
+		}, newMatrixMaxGradient(m.rowwise))
+		operators.MustRegisterGradient(m.typ, func(g *operators.GradientContext) error {
+			g.Op(gradType, []string{g.I(0), g.O(0), g.GO(0)}, []string{g.GI(0)})
+			return nil
+		})
+	}
+}
+
+// floatInput returns input i, which must be float32 or float64.
+func floatInput(o *operators.Base, i int) (*blob.Tensor, error) {
+	x, err := o.Input(i)
+	if err != nil {
+		return nil, err
+	}
+	return x, checkType(o, i, x.DataType(), false)
+}
+
+type sumElementsOp struct {
+	*operators.Base
+	average bool
+}
+
+func (o *sumElementsOp) Run() error {
+	x, err := floatInput(o.Base, 0)
+	if err != nil {
+		return err
+	}
+	y := o.Output(0)
+	if err := y.Init(x.DataType()); err != nil {
+		return err
+	}
+	if x.DataType() == blob.Float32 {
+		blob.Data[float32](y)[0] = sumElements(blob.Data[float32](x), o.average, false)
+	} else {
+		blob.Data[float64](y)[0] = sumElements(blob.Data[float64](x), o.average, false)
+	}
+	return nil
+}
+
+// sumElements returns Σx (Σx² with squares), divided by len(x) with average
+// when x is not empty.
+func sumElements[T number](x []T, average, squares bool) T {
+	s := sumRun(x, squares)
+	if average && len(x) > 0 {
+		s /= T(len(x))
+	}
+	return s
+}
+
+type sumSqrElementsOp struct {
+	*operators.Base
+	average bool
+}
+
+func (o *sumSqrElementsOp) Run() error {
+	x, err := floatInput(o.Base, 0)
+	if err != nil {
+		return err
+	}
+	y := o.Output(0)
+	if err := y.Init(x.DataType()); err != nil {
+		return err
+	}
+	if x.DataType() == blob.Float32 {
+		blob.Data[float32](y)[0] = sumElements(blob.Data[float32](x), o.average, true)
+	} else {
+		blob.Data[float64](y)[0] = sumElements(blob.Data[float64](x), o.average, true)
+	}
+	return nil
+}
+
+type sumElementsIntOp struct{ *operators.Base }
+
+func (o *sumElementsIntOp) Run() error {
+	x, err := o.InputOf(0, blob.Int32)
+	if err != nil {
+		return err
+	}
+	y := o.Output(0)
+	if err := y.Init(blob.Int32); err != nil {
+		return err
+	}
+	blob.Data[int32](y)[0] = sumElements(blob.Data[int32](x), false, false)
+	return nil
+}
+
+type sumElementsGradientOp struct {
+	*operators.Base
+	average bool
+}
+
+func (o *sumElementsGradientOp) Run() error {
+	x, err := o.Input(0)
+	if err != nil {
+		return err
+	}
+	dy, err := floatInput(o.Base, 1)
+	if err != nil {
+		return err
+	}
+	if dy.Size() != 1 {
+		return o.Errorf("gradient input %q must hold one element, has shape %v", o.InputName(1), dy.Dims())
+	}
+	scale := 1.0
+	if o.average && x.Size() > 0 {
+		scale = 1 / float64(x.Size())
+	}
+	dx := o.Output(0)
+	if err := dx.Init(dy.DataType(), x.Dims()...); err != nil {
+		return err
+	}
+	if dy.DataType() == blob.Float32 {
+		fill(blob.Data[float32](dx), float32(float64(blob.Data[float32](dy)[0])*scale))
+	} else {
+		fill(blob.Data[float64](dx), blob.Data[float64](dy)[0]*scale)
+	}
+	return nil
+}
+
+// batchDims returns the B, M, N of the 3-D input i.
+func batchDims(o *operators.Base, x *blob.Tensor, i int) (b, m, n int, err error) {
+	if x.NumDims() != 3 {
+		return 0, 0, 0, o.Errorf("input %d (%q) must be 3-D [B, M, N], has shape %v", i, o.InputName(i), x.Dims())
+	}
+	return x.Dim(0), x.Dim(1), x.Dim(2), nil
+}
+
+type matrixMaxOp struct {
+	*operators.Base
+	rowwise bool
+}
+
+func newMatrixMax(rowwise bool) operators.Factory {
+	return func(b *operators.Base) (operators.Operator, error) {
+		return &matrixMaxOp{Base: b, rowwise: rowwise}, nil
+	}
+}
+
+func (o *matrixMaxOp) Run() error {
+	x, err := floatInput(o.Base, 0)
+	if err != nil {
+		return err
+	}
+	b, m, n, err := batchDims(o.Base, x, 0)
+	if err != nil {
+		return err
+	}
+	y := o.Output(0)
+	k := n
+	if o.rowwise {
+		k = m
+	}
+	if err := y.Init(x.DataType(), b, k); err != nil {
+		return err
+	}
+	if x.DataType() == blob.Float32 {
+		matrixMax(o.rowwise, b, m, n, blob.Data[float32](x), blob.Data[float32](y))
+	} else {
+		matrixMax(o.rowwise, b, m, n, blob.Data[float64](x), blob.Data[float64](y))
+	}
+	return nil
+}
+
+// matrixMax computes the row (or column) maxima of each m×n matrix of x.
+func matrixMax[T number](rowwise bool, b, m, n int, x, y []T) {
+	k := n
+	if rowwise {
+		k = m
+	}
+	for i := range b {
+		frontBackForward(maxR, !rowwise, m, n, x[i*m*n:(i+1)*m*n], nil, y[i*k:(i+1)*k])
+	}
+}
+
+type matrixMaxGradientOp struct {
+	*operators.Base
+	rowwise bool
+}
+
+func newMatrixMaxGradient(rowwise bool) operators.Factory {
+	return func(b *operators.Base) (operators.Operator, error) {
+		return &matrixMaxGradientOp{Base: b, rowwise: rowwise}, nil
+	}
+}
+
+func (o *matrixMaxGradientOp) Run() error {
+	x, err := floatInput(o.Base, 0)
+	if err != nil {
+		return err
+	}
+	b, m, n, err := batchDims(o.Base, x, 0)
+	if err != nil {
+		return err
+	}
+	k := n
+	if o.rowwise {
+		k = m
+	}
+	y, err := o.InputOf(1, x.DataType())
+	if err != nil {
+		return err
+	}
+	dy, err := o.InputOf(2, x.DataType())
+	if err != nil {
+		return err
+	}
+	for i, t := range [2]*blob.Tensor{y, dy} {
+		if t.Size() != b*k {
+			return o.Errorf("input %d (%q) has shape %v, want %d elements for %q of shape %v",
+				i+1, o.InputName(i+1), t.Dims(), b*k, o.InputName(0), x.Dims())
+		}
+	}
+	dx := o.Output(0)
+	if err := dx.Init(x.DataType(), x.Dims()...); err != nil {
+		return err
+	}
+	if x.DataType() == blob.Float32 {
+		matrixMaxBackward(o.rowwise, b, m, n, blob.Data[float32](x), blob.Data[float32](y), blob.Data[float32](dy), blob.Data[float32](dx))
+	} else {
+		matrixMaxBackward(o.rowwise, b, m, n, blob.Data[float64](x), blob.Data[float64](y), blob.Data[float64](dy), blob.Data[float64](dx))
+	}
+	return nil
+}
+
+// matrixMaxBackward routes each maximum's gradient to the elements of x
+// equal to it.
+func matrixMaxBackward[T number](rowwise bool, b, m, n int, x, y, dy, dx []T) {
+	k := n
+	if rowwise {
+		k = m
+	}
+	for i := range b {
+		xs, ds := x[i*m*n:(i+1)*m*n], dx[i*m*n:(i+1)*m*n]
+		frontBackBackward(maxR, !rowwise, m, n, dy[i*k:(i+1)*k], xs, y[i*k:(i+1)*k], nil, ds)
+	}
+}

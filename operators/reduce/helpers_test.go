@@ -1,0 +1,142 @@
+package reduce
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/optest"
+)
+
+// distinct returns n values that are pairwise at least 0.13 apart and at
+// least 0.05 away from 0, in a seeded random order.
+func distinct(n int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	out := make([]float64, n)
+	for i, p := range r.Perm(n) {
+		out[i] = (float64(p)-float64(n)/2)*0.13 + 0.05
+	}
+	return out
+}
+
+// f32 makes a float32 tensor of the given shape from float64 values.
+func f32(v []float64, shape ...int) *blob.Tensor {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return blob.MustFromSlice(out, shape...)
+}
+
+// unravel returns the multi-index of flat position f in dims.
+func unravel(f int, dims []int) []int {
+	idx := make([]int, len(dims))
+	for d := len(dims) - 1; d >= 0; d-- {
+		idx[d] = f % dims[d]
+		f /= dims[d]
+	}
+	return idx
+}
+
+// ravel returns the flat position of multi-index idx in dims.
+func ravel(idx, dims []int) int {
+	f := 0
+	for d := range dims {
+		f = f*dims[d] + idx[d]
+	}
+	return f
+}
+
+func prod(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+// checkClose compares got with want elementwise, relative to max(1, |want|).
+func checkClose(t testing.TB, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if d := math.Abs(got[i] - want[i]); !(d <= tol*math.Max(1, math.Abs(want[i]))) {
+			t.Fatalf("%s[%d] = %.9g, want %.9g", what, i, got[i], want[i])
+		}
+	}
+}
+
+// checkDims fails unless got equals want.
+func checkDims(t testing.TB, what string, got, want []int) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: shape %v, want %v", what, got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: shape %v, want %v", what, got, want)
+		}
+	}
+}
+
+// gradientCase is one row of a numeric gradient check.
+type gradientCase struct {
+	name   string
+	def    *netdef.OperatorDef
+	inputs []*blob.Tensor
+	input  int
+}
+
+func runGradientChecks(t *testing.T, cases []gradientCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := optest.CheckGradient(tc.def, tc.inputs, tc.input, optest.GradientCheck{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// checkGradientDef compares the single gradient operator Caffe2 would emit
+// for def (all outputs having gradients) with want.
+func checkGradientDef(t *testing.T, def, want *netdef.OperatorDef) {
+	t.Helper()
+	gradOut := make([]operators.Gradient, len(def.Output))
+	for i, o := range def.Output {
+		gradOut[i] = operators.Dense(o + "_grad")
+	}
+	gd, err := operators.GetGradientDefs(def, gradOut)
+	if err != nil {
+		t.Fatalf("%s: %v", def.GetType(), err)
+	}
+	if len(gd.Ops) != 1 {
+		t.Fatalf("%s: %d gradient ops, want 1", def.GetType(), len(gd.Ops))
+	}
+	if got := optest.SortedArgs(gd.Ops[0]); !proto.Equal(got, optest.SortedArgs(want)) {
+		t.Errorf("%s gradient:\n got %v\nwant %v", def.GetType(), got, want)
+	}
+	if g := gd.InputGrad[0]; g.Dense != def.Input[0]+"_grad" {
+		t.Errorf("%s: input 0 gradient %+v", def.GetType(), g)
+	}
+	for i := 1; i < len(def.Input); i++ {
+		if !gd.InputGrad[i].IsNone() {
+			t.Errorf("%s: input %d (%q) has gradient %+v, want none", def.GetType(), i, def.Input[i], gd.InputGrad[i])
+		}
+	}
+}
+
+// gradOp builds an expected gradient operator as Caffe2 serializes it:
+// copied arguments, an empty name and is_gradient_op set.
+func gradOp(typ string, in, out []string, args ...*netdef.Argument) *netdef.OperatorDef {
+	op := netdef.NewOperator(typ, in, out, args...)
+	op.Name = proto.String("")
+	op.IsGradientOp = proto.Bool(true)
+	return op
+}

@@ -1,0 +1,164 @@
+package reduce
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators/optest"
+)
+
+// naiveTopK sorts each lane along axis (value descending, index ascending)
+// and keeps k, padding with 0 and −1; it also returns the flattened indices
+// and the output shape.
+func naiveTopK(x []float64, dims []int, axis, k int) (vals []float64, idx, flat []int64, out []int) {
+	out = append([]int(nil), dims...)
+	out[axis] = k
+	vals = make([]float64, prod(out))
+	idx = make([]int64, len(vals))
+	flat = make([]int64, len(vals))
+	type entry struct {
+		v    float64
+		i, f int
+	}
+	lanes := map[int][]entry{}
+	for f, v := range x {
+		ix := unravel(f, dims)
+		i := ix[axis]
+		ix[axis] = 0
+		lane := ravel(ix, dims)
+		lanes[lane] = append(lanes[lane], entry{v, i, f})
+	}
+	for p := range vals {
+		ix := unravel(p, out)
+		rank := ix[axis]
+		ix[axis] = 0
+		lane := lanes[ravel(ix, dims)]
+		sort.SliceStable(lane, func(a, b int) bool {
+			return lane[a].v > lane[b].v || (lane[a].v == lane[b].v && lane[a].i < lane[b].i)
+		})
+		if rank < len(lane) {
+			vals[p], idx[p], flat[p] = lane[rank].v, int64(lane[rank].i), int64(lane[rank].f)
+		} else {
+			idx[p], flat[p] = -1, -1
+		}
+	}
+	return vals, idx, flat, out
+}
+
+func TestTopK(t *testing.T) {
+	dims := []int{3, 5, 4}
+	x := distinct(60, 6)
+	for i := 0; i < 60; i += 9 { // some ties
+		x[i] = x[(i+4)%60]
+	}
+	for _, axis := range []int{-1, 0, 1, 2} {
+		for _, k := range []int{1, 2, 3, 5, 7} {
+			def := netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I", "F"}, netdef.ArgInt("k", int64(k)), netdef.ArgInt("axis", int64(axis)))
+			a := axis
+			if a < 0 {
+				a += len(dims)
+			}
+			wantV, wantI, wantF, wantDims := naiveTopK(f32(x).AsFloat64s(), dims, a, k)
+			for _, in := range []*blob.Tensor{f32(x, dims...), blob.MustFromSlice(f32(x).AsFloat64s(), dims...)} {
+				out, err := optest.RunOp(def, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := def.String()
+				checkDims(t, what, out[0].Dims(), wantDims)
+				checkDims(t, what, out[1].Dims(), wantDims)
+				checkDims(t, what, out[2].Dims(), []int{len(wantI)})
+				if out[0].DataType() != in.DataType() || out[1].DataType() != blob.Int64 || out[2].DataType() != blob.Int64 {
+					t.Fatalf("%s: output types %v %v %v", what, out[0].DataType(), out[1].DataType(), out[2].DataType())
+				}
+				checkClose(t, what+" values", out[0].AsFloat64s(), wantV, 0)
+				gotI, gotF := blob.Data[int64](out[1]), blob.Data[int64](out[2])
+				for p := range wantI {
+					if gotI[p] != wantI[p] || gotF[p] != wantF[p] {
+						t.Fatalf("%s: entry %d has index %d (flat %d), want %d (flat %d)", what, p, gotI[p], gotF[p], wantI[p], wantF[p])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestTopKInt(t *testing.T) {
+	def := netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}, netdef.ArgInt("k", 2))
+	out, err := optest.RunOp(def, blob.MustFromSlice([]int32{3, 9, 9, 1, -5, 0, 4, 4}, 2, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, i := blob.Data[int32](out[0]), blob.Data[int64](out[1]); v[0] != 9 || v[1] != 9 || i[0] != 1 || i[1] != 2 ||
+		v[2] != 4 || v[3] != 4 || i[2] != 2 || i[3] != 3 {
+		t.Errorf("TopK int32 = %v %v", v, i)
+	}
+}
+
+// TestTopKCaffe2 replays top_k_test.test_top_k and checks its gradient
+// definition.
+func TestTopKCaffe2(t *testing.T) {
+	def := netdef.NewOperator("TopK", []string{"X"}, []string{"Values", "Indices"}, netdef.ArgInt("k", 1))
+	def.DeviceOption = &netdef.DeviceOption{}
+	out, err := optest.RunOp(def, f32([]float64{0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "Values", out[0].AsFloat64s(), []float64{0}, 0)
+	checkDims(t, "Indices", out[1].Dims(), []int{1})
+	if blob.Data[int64](out[1])[0] != 0 {
+		t.Errorf("Indices = %v", blob.Data[int64](out[1]))
+	}
+	want := gradOp("TopKGradient", []string{"Values_grad", "Indices", "X"}, []string{"X_grad"}, netdef.ArgInt("k", 1))
+	want.DeviceOption = &netdef.DeviceOption{}
+	checkGradientDef(t, def, want)
+}
+
+func TestTopKGradients(t *testing.T) {
+	x := f32(distinct(60, 8), 3, 5, 4)
+	var cases []gradientCase
+	for _, axis := range []int64{-1, 1} {
+		for _, k := range []int64{1, 3, 6} {
+			cases = append(cases, gradientCase{
+				name:   "TopK",
+				def:    netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}, netdef.ArgInt("k", k), netdef.ArgInt("axis", axis)),
+				inputs: []*blob.Tensor{x},
+			})
+		}
+	}
+	runGradientChecks(t, cases)
+}
+
+func TestTopKErrors(t *testing.T) {
+	x := f32(distinct(6, 1), 2, 3)
+	if _, err := optest.RunOp(netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}), x); err == nil || !strings.Contains(err.Error(), `"k"`) {
+		t.Errorf("missing k: error %v", err)
+	}
+	if _, err := optest.RunOp(netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}, netdef.ArgInt("k", 1), netdef.ArgInt("axis", 2)), x); err == nil ||
+		!strings.Contains(err.Error(), `"X"`) {
+		t.Errorf("bad axis: error %v", err)
+	}
+	grad := netdef.NewOperator("TopKGradient", []string{"dV", "I", "X"}, []string{"dX"}, netdef.ArgInt("k", 1))
+	for _, tc := range []struct {
+		name   string
+		inputs []*blob.Tensor
+		want   string
+	}{
+		{"index range", []*blob.Tensor{f32([]float64{1, 2}, 2, 1), blob.MustFromSlice([]int64{0, 3}, 2, 1), x}, `"I"`},
+		{"rank", []*blob.Tensor{f32([]float64{1, 2}, 2), blob.MustFromSlice([]int64{0, 1}, 2), x}, `"dV"`},
+		{"other dims", []*blob.Tensor{f32([]float64{1, 2, 3}, 3, 1), blob.MustFromSlice([]int64{0, 1, 2}, 3, 1), x}, `"dV"`},
+		{"index count", []*blob.Tensor{f32([]float64{1, 2}, 2, 1), blob.MustFromSlice([]int64{0}, 1, 1), x}, `"I"`},
+	} {
+		if _, err := optest.RunOp(grad, tc.inputs...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
+		}
+	}
+	out, err := optest.RunOp(grad, f32([]float64{5, 6, 0}, 1, 3), blob.MustFromSlice([]int64{2, 0, -1}, 1, 3), f32(distinct(3, 1), 1, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "padded TopKGradient", out[0].AsFloat64s(), []float64{6, 0, 5}, 0)
+}

@@ -1,0 +1,15 @@
+// Package std links Caffe2's standard operator set: importing it (for its
+// side effects) registers every operator family that ships with caffe2go.
+// Package workspace imports it, so users of workspace need not.
+package std
+
+import (
+	// Each family registers its operators, schemas and gradients in init.
+	_ "github.com/caffe2go/caffe2go/operators/fill"
+	_ "github.com/caffe2go/caffe2go/operators/loss"
+	_ "github.com/caffe2go/caffe2go/operators/math"
+	_ "github.com/caffe2go/caffe2go/operators/nn"
+	_ "github.com/caffe2go/caffe2go/operators/optim"
+	_ "github.com/caffe2go/caffe2go/operators/reduce"
+	_ "github.com/caffe2go/caffe2go/operators/tensor"
+)
