@@ -1,0 +1,199 @@
+package workspace
+
+import (
+	"fmt"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/devicescope"
+	"github.com/caffe2go/caffe2go/netdef"
+)
+
+// FeedOption adjusts FeedBlob.
+type FeedOption func(*feedConfig)
+
+type feedConfig struct {
+	device    *netdef.DeviceOption
+	deviceSet bool
+}
+
+// OnDevice feeds onto the device opt names instead of the current device
+// scope's.
+func OnDevice(opt *netdef.DeviceOption) FeedOption {
+	return func(c *feedConfig) { c.device, c.deviceSet = opt, true }
+}
+
+// FeedBlob stores a copy of value under name, creating the blob if needed
+// and replacing whatever it held (content and type). value is a *blob.Tensor
+// (stored with its exact type and shape), a []byte or string (stored as a
+// byte-string blob), or a typed slice such as []float32 (stored as a 1-D
+// tensor). The device is the OnDevice option's, else the current device
+// scope's, else the CPU.
+func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
+	cfg := feedConfig{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !cfg.deviceSet {
+		cfg.device = devicescope.Current().Device()
+	}
+	var content any
+	switch v := value.(type) {
+	case *blob.Tensor:
+		if v == nil {
+			return fmt.Errorf("workspace: feeding %q: nil tensor", name)
+		}
+		content = v.Clone()
+	case []byte:
+		content = append([]byte{}, v...)
+	case string:
+		content = []byte(v)
+	default:
+		t, err := tensorFromSlice(value)
+		if err != nil {
+			return fmt.Errorf("workspace: feeding %q: %w", name, err)
+		}
+		content = t
+	}
+	if t, ok := content.(*blob.Tensor); ok && cfg.device != nil && cfg.device.GetDeviceType() != netdef.CPU {
+		if _, err := devicescope.Get(cfg.device); err != nil {
+			return fmt.Errorf("workspace: feeding %q: %w", name, err)
+		}
+		t.SetDevice(cfg.device)
+	}
+	w.CreateBlob(name).Set(content)
+	return nil
+}
+
+func tensorFromSlice(value any) (*blob.Tensor, error) {
+	switch v := value.(type) {
+	case []float32:
+		return blob.FromSlice(append([]float32{}, v...))
+	case []float64:
+		return blob.FromSlice(append([]float64{}, v...))
+	case []int32:
+		return blob.FromSlice(append([]int32{}, v...))
+	case []int64:
+		return blob.FromSlice(append([]int64{}, v...))
+	case []int8:
+		return blob.FromSlice(append([]int8{}, v...))
+	case []int16:
+		return blob.FromSlice(append([]int16{}, v...))
+	case []uint8:
+		return blob.FromSlice(append([]uint8{}, v...))
+	case []uint16:
+		return blob.FromSlice(append([]uint16{}, v...))
+	case []bool:
+		return blob.FromSlice(append([]bool{}, v...))
+	case []blob.Half:
+		return blob.FromSlice(append([]blob.Half{}, v...))
+	case []string:
+		return blob.FromSlice(append([]string{}, v...))
+	}
+	return nil, fmt.Errorf("unexpected type of argument %T: only tensors, typed slices or byte strings can be fed", value)
+}
+
+// FetchBlob returns a copy of the tensor stored under name. A missing blob,
+// or one that holds something other than a tensor, is an error naming it.
+func (w *Workspace) FetchBlob(name string) (*blob.Tensor, error) {
+	b := w.GetBlob(name)
+	if b == nil {
+		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+	}
+	t := b.Tensor()
+	if t == nil {
+		return nil, fmt.Errorf("workspace: blob %q holds %s, not a tensor (use FetchValue)", name, b.TypeName())
+	}
+	return t.Clone(), nil
+}
+
+// FetchBlobs fetches each name in order.
+func (w *Workspace) FetchBlobs(names []string) ([]*blob.Tensor, error) {
+	out := make([]*blob.Tensor, len(names))
+	for i, n := range names {
+		t, err := w.FetchBlob(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// FetchValue returns a copy of whatever the blob holds, as Caffe2's
+// FetchBlob does: a *blob.Tensor for a tensor, a []byte for a byte string,
+// and otherwise the text "<name>, a C++ native class of type <type>.".
+func (w *Workspace) FetchValue(name string) (any, error) {
+	b := w.GetBlob(name)
+	if b == nil {
+		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+	}
+	switch v := b.Get().(type) {
+	case *blob.Tensor:
+		return v.Clone(), nil
+	case []byte:
+		return append([]byte{}, v...), nil
+	}
+	return fmt.Sprintf("%s, a C++ native class of type %s.", name, b.TypeName()), nil
+}
+
+// FetchValues fetches each name in order with FetchValue.
+func (w *Workspace) FetchValues(names []string) ([]any, error) {
+	out := make([]any, len(names))
+	for i, n := range names {
+		v, err := w.FetchValue(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// FetchBytes returns a copy of a byte-string blob's content.
+func (w *Workspace) FetchBytes(name string) ([]byte, error) {
+	b := w.GetBlob(name)
+	if b == nil {
+		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+	}
+	s, ok := b.Bytes()
+	if !ok {
+		return nil, fmt.Errorf("workspace: blob %q holds %s, not a byte string", name, b.TypeName())
+	}
+	return append([]byte{}, s...), nil
+}
+
+// BlobSizeBytes returns the size of a tensor blob's elements in bytes
+// (string elements count their lengths) or of a byte-string blob.
+func (w *Workspace) BlobSizeBytes(name string) (int, error) {
+	b := w.GetBlob(name)
+	if b == nil {
+		return 0, fmt.Errorf("workspace: can't find blob: %q", name)
+	}
+	switch v := b.Get().(type) {
+	case *blob.Tensor:
+		return v.NBytes(), nil
+	case []byte:
+		return len(v), nil
+	}
+	return 0, fmt.Errorf("workspace: blob %q holds %s, whose size is unknown", name, b.TypeName())
+}
+
+// SerializeBlob returns the blob as one Caffe2 BlobProto (not chunked).
+func (w *Workspace) SerializeBlob(name string) ([]byte, error) {
+	b := w.GetBlob(name)
+	if b == nil {
+		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+	}
+	return blob.SerializeBlob(name, b)
+}
+
+// DeserializeBlob creates the blob if needed and fills it from BlobProto
+// bytes.
+func (w *Workspace) DeserializeBlob(name string, data []byte) error {
+	var tmp blob.Blob
+	if _, err := blob.DeserializeBlob(data, &tmp); err != nil {
+		return fmt.Errorf("workspace: deserializing into %q: %w", name, err)
+	}
+	w.CreateBlob(name).Set(tmp.Get())
+	return nil
+}

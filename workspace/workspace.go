@@ -1,0 +1,331 @@
+package workspace
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
+	_ "github.com/caffe2go/caffe2go/operators/std" // the standard operator set
+)
+
+// Workspace holds named blobs and nets. It is safe for concurrent use,
+// except that running a net while another goroutine feeds or resets the
+// blobs that net uses is a data race on those blobs' contents.
+type Workspace struct {
+	mu        sync.RWMutex
+	root      string
+	parent    *Workspace // shared parent: every lookup falls through to it
+	blobs     map[string]*blob.Blob
+	forwarded map[string]forward
+	nets      map[string]*Net
+}
+
+type forward struct {
+	ws   *Workspace
+	name string
+}
+
+var _ operators.Workspace = (*Workspace)(nil)
+
+// New returns an empty workspace whose root folder is rootFolder ("" means
+// "."). The folder is not created.
+func New(rootFolder string) *Workspace {
+	if rootFolder == "" {
+		rootFolder = "."
+	}
+	return &Workspace{root: rootFolder, blobs: map[string]*blob.Blob{}, forwarded: map[string]forward{}, nets: map[string]*Net{}}
+}
+
+// NewChild returns a workspace that sees every blob of w: lookups that miss
+// locally fall through to w, and CreateBlob of a name w has returns w's blob.
+// The child has w's root folder.
+func (w *Workspace) NewChild() *Workspace {
+	c := New(w.RootFolder())
+	c.parent = w
+	return c
+}
+
+// NewForwarding returns a workspace that sees only the listed blobs of
+// parent, each under a local name (local → parent name). Every parent name
+// must exist.
+func NewForwarding(parent *Workspace, mapping map[string]string) (*Workspace, error) {
+	c := New(parent.RootFolder())
+	if err := c.AddBlobMapping(parent, mapping, false); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// RootFolder returns the folder that relative paths of Save, Load and Print
+// resolve against.
+func (w *Workspace) RootFolder() string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.root
+}
+
+// AddBlobMapping forwards local names to blobs of parent (local → parent
+// name), resolved on each access. Re-adding an identical mapping is fine; a
+// different mapping for a name is an error, and so is a name that exists
+// locally unless skipDefined is set (then that name is skipped).
+func (w *Workspace) AddBlobMapping(parent *Workspace, mapping map[string]string, skipDefined bool) error {
+	names := make([]string, 0, len(mapping))
+	for local := range mapping {
+		names = append(names, local)
+	}
+	sort.Strings(names)
+	for _, local := range names {
+		pname := mapping[local]
+		if !parent.HasBlob(pname) {
+			return fmt.Errorf("workspace: invalid parent workspace blob %q (forwarded as %q)", pname, local)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, local := range names {
+		f := forward{parent, mapping[local]}
+		if old, ok := w.forwarded[local]; ok {
+			if old != f {
+				return fmt.Errorf("workspace: redefinition of blob %q: already forwarded to %q", local, old.name)
+			}
+			continue
+		}
+		if _, ok := w.blobs[local]; ok {
+			if skipDefined {
+				continue
+			}
+			return fmt.Errorf("workspace: cannot forward %q: a local blob of that name exists", local)
+		}
+		w.forwarded[local] = f
+	}
+	return nil
+}
+
+// GetBlob returns the named blob, looking locally, then in forwarded blobs,
+// then in the parent; nil when there is none. It implements
+// operators.Workspace.
+func (w *Workspace) GetBlob(name string) *blob.Blob {
+	w.mu.RLock()
+	if b, ok := w.blobs[name]; ok {
+		w.mu.RUnlock()
+		return b
+	}
+	f, fwd := w.forwarded[name]
+	parent := w.parent
+	w.mu.RUnlock()
+	if fwd {
+		return f.ws.GetBlob(f.name)
+	}
+	if parent != nil {
+		return parent.GetBlob(name)
+	}
+	return nil
+}
+
+// HasBlob reports whether GetBlob finds the name.
+func (w *Workspace) HasBlob(name string) bool { return w.GetBlob(name) != nil }
+
+// CreateBlob returns the named blob if it exists anywhere GetBlob looks
+// (so a child writes into its parent's blob), else a new empty local one.
+func (w *Workspace) CreateBlob(name string) *blob.Blob {
+	if b := w.GetBlob(name); b != nil {
+		return b
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if b, ok := w.blobs[name]; ok { // created concurrently
+		return b
+	}
+	b := &blob.Blob{}
+	w.blobs[name] = b
+	return b
+}
+
+// CreateLocalBlob returns the local blob of that name, creating it even
+// when a parent has one (the local blob then shadows it).
+func (w *Workspace) CreateLocalBlob(name string) *blob.Blob {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if b, ok := w.blobs[name]; ok {
+		return b
+	}
+	b := &blob.Blob{}
+	w.blobs[name] = b
+	return b
+}
+
+// ResetBlob empties an existing blob, keeping its name.
+func (w *Workspace) ResetBlob(name string) error {
+	b := w.GetBlob(name)
+	if b == nil {
+		return fmt.Errorf("workspace: can't find blob: %q", name)
+	}
+	b.Reset()
+	return nil
+}
+
+// RemoveBlob deletes a local blob and reports whether there was one. Nets
+// created before keep using the removed blob's content.
+func (w *Workspace) RemoveBlob(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.blobs[name]; !ok {
+		return false
+	}
+	delete(w.blobs, name)
+	return true
+}
+
+// RenameBlob renames a local blob; the new name must not exist anywhere.
+func (w *Workspace) RenameBlob(oldName, newName string) error {
+	if w.HasBlob(newName) {
+		return fmt.Errorf("workspace: cannot rename %q to %q: %q already exists", oldName, newName, newName)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.blobs[oldName]
+	if !ok {
+		return fmt.Errorf("workspace: cannot rename %q: no local blob of that name", oldName)
+	}
+	delete(w.blobs, oldName)
+	w.blobs[newName] = b
+	return nil
+}
+
+// LocalBlobs returns the names of the local blobs, sorted.
+func (w *Workspace) LocalBlobs() []string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return sortedKeys(w.blobs)
+}
+
+// Blobs returns the local names, then the forwarded names, then the
+// parent's blobs, each group sorted, as Caffe2 lists them.
+func (w *Workspace) Blobs() []string {
+	w.mu.RLock()
+	out := sortedKeys(w.blobs)
+	out = append(out, sortedKeys(w.forwarded)...)
+	parent := w.parent
+	w.mu.RUnlock()
+	if parent != nil {
+		out = append(out, parent.Blobs()...)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Nets returns the names of the created nets, sorted.
+func (w *Workspace) Nets() []string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return sortedKeys(w.nets)
+}
+
+// GetNet returns the created net of that name, or nil.
+func (w *Workspace) GetNet(name string) *Net {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.nets[name]
+}
+
+// DeleteNet removes a created net and reports whether there was one.
+func (w *Workspace) DeleteNet(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.nets[name]; !ok {
+		return false
+	}
+	delete(w.nets, name)
+	return true
+}
+
+// CreateNet instantiates a net and registers it under its name. An existing
+// net of that name is an error unless overwrite is set, in which case the old
+// net is removed first. Every operator input must already exist in the
+// workspace; every output is created.
+func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
+	def := src.Proto()
+	if def.GetName() == "" {
+		return fmt.Errorf("workspace: error creating net: net definition should have a name")
+	}
+	name := def.GetName()
+	w.mu.Lock()
+	if _, exists := w.nets[name]; exists {
+		if !overwrite {
+			w.mu.Unlock()
+			return fmt.Errorf("workspace: I respectfully refuse to overwrite an existing net of the same name %q, unless you explicitly specify overwrite=true", name)
+		}
+		delete(w.nets, name)
+	}
+	w.mu.Unlock()
+	n, err := newNet(def, w)
+	if err != nil {
+		return fmt.Errorf("workspace: error creating net %q: %w", name, err)
+	}
+	w.mu.Lock()
+	w.nets[name] = n
+	w.mu.Unlock()
+	return nil
+}
+
+// RunNet runs the created net of that name iters times (at least once when
+// iters < 1 is given as 1), stopping at the first error.
+func (w *Workspace) RunNet(name string, iters int) error {
+	n := w.GetNet(name)
+	if n == nil {
+		return fmt.Errorf("workspace: can't find net %q: create it first with CreateNet", name)
+	}
+	if iters < 1 {
+		iters = 1
+	}
+	for i := 0; i < iters; i++ {
+		if err := n.Run(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunNetOnce instantiates the net without registering it and runs it once.
+// Blobs it creates stay in the workspace.
+func (w *Workspace) RunNetOnce(src netdef.NetSource) error {
+	n, err := newNet(src.Proto(), w)
+	if err != nil {
+		return fmt.Errorf("workspace: could not create net %q: %w", src.Proto().GetName(), err)
+	}
+	return n.Run()
+}
+
+// RunOperatorOnce instantiates one operator and runs it once.
+func (w *Workspace) RunOperatorOnce(def *netdef.OperatorDef) error {
+	op, err := operators.Create(def, w, -1)
+	if err != nil {
+		return err
+	}
+	if err := operators.RunSafely(op); err != nil {
+		return &operators.OpError{Index: -1, Type: def.GetType(), Name: def.GetName(), Err: err}
+	}
+	return nil
+}
+
+// RunOperatorsOnce runs each operator once, in order, stopping at the first
+// error.
+func (w *Workspace) RunOperatorsOnce(defs []*netdef.OperatorDef) error {
+	for _, d := range defs {
+		if err := w.RunOperatorOnce(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
