@@ -411,22 +411,12 @@ func (r *ir) gradientsForOp(idx int, grads *gradMap) ([]*netdef.OperatorDef, err
 	return defs.Ops, nil
 }
 
-// makeGradient checks the forward operator against its schema and runs its
-// gradient maker, turning a maker's panic into an error.
-func (r *ir) makeGradient(idx int, gOut []Gradient) (defs *GradientDefs, err error) {
+// makeGradient runs the forward operator's gradient maker (which checks the
+// operator against its schema first) and validates what it returns.
+func (r *ir) makeGradient(idx int, gOut []Gradient) (*GradientDefs, error) {
 	op := r.ssa[idx].op
 	label := r.opLabel(idx)
-	if s, ok := SchemaOf(op.GetType()); ok {
-		if err := s.Verify(op); err != nil {
-			return nil, fmt.Errorf("autodiff: %s: gradient maker: operator def did not pass schema checking: %w", label, err)
-		}
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			defs, err = nil, fmt.Errorf("autodiff: %s: gradient maker panicked: %v", label, p)
-		}
-	}()
-	defs, err = GetGradientDefs(op, gOut)
+	defs, err := GetGradientDefs(op, gOut)
 	if err != nil {
 		return nil, fmt.Errorf("autodiff: %s: creating the gradient: %w", label, err)
 	}

@@ -193,7 +193,8 @@ type GradientDefs struct {
 // outputs (one per output; none where absent). The emitted operators copy
 // the forward operator's device option, engine and arguments unless the
 // maker opts out, and are marked is_gradient_op. An operator type without a
-// registered gradient, or one whose gradient is forbidden, is an error.
+// registered gradient, one that fails its schema check, one whose gradient
+// is forbidden, or a maker that panics, is an error.
 func GetGradientDefs(def *netdef.OperatorDef, gradOut []Gradient) (res *GradientDefs, err error) {
 	gradients.RLock()
 	e, ok := gradients.m[def.GetType()]
@@ -212,17 +213,23 @@ func GetGradientDefs(def *netdef.OperatorDef, gradOut []Gradient) (res *Gradient
 	if len(gradOut) != len(def.Output) {
 		return nil, fmt.Errorf("operator %s (%q): %d output gradients given for %d outputs", def.GetType(), def.GetName(), len(gradOut), len(def.Output))
 	}
+	// As in Caffe2, a malformed operator is rejected before its maker runs.
+	if s, ok := SchemaOf(def.GetType()); ok {
+		if err := s.Verify(def); err != nil {
+			return nil, fmt.Errorf("operator %s (%q): operator def did not pass schema checking: %w", def.GetType(), def.GetName(), err)
+		}
+	}
 	g := &GradientContext{
 		def: def, gradOut: gradOut, gradIn: make([]Gradient, len(def.Input)),
 		CopyArguments: true, CopyDeviceOption: true, CopyEngine: true,
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			ge, isGradErr := r.(gradientError)
-			if !isGradErr {
-				panic(r)
+			if ge, isGradErr := r.(gradientError); isGradErr {
+				res, err = nil, ge.err
+				return
 			}
-			res, err = nil, ge.err
+			res, err = nil, fmt.Errorf("operator %s (%q): gradient maker panicked: %v", def.GetType(), def.GetName(), r)
 		}
 	}()
 	if err := e.maker(g); err != nil {

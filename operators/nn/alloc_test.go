@@ -66,9 +66,6 @@ func instantiate(tb testing.TB, c steadyCase) operators.Operator {
 }
 
 func TestNoAllocationsInSteadyState(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under the race detector")
-	}
 	for _, c := range steadyCases() {
 		op := instantiate(t, c)
 		var runErr error

@@ -56,12 +56,3 @@ func intArg(def *netdef.OperatorDef, name string, dflt int64) int64 {
 	}
 	return a.GetI()
 }
-
-// boolInt is 1 for a non-zero v, else 0: the value an argument held in a
-// C++ bool takes when Caffe2 writes it back as an int.
-func boolInt(v int64) int64 {
-	if v != 0 {
-		return 1
-	}
-	return 0
-}

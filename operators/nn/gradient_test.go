@@ -73,6 +73,7 @@ func TestNumericGradients(t *testing.T) {
 	}
 	add("MatMul 3-D A", opDef("MatMul", []string{"A", "B"}, []string{"Y"}), []*blob.Tensor{x(3, 2, 2), x(4, 2)}, 0, 1)
 	add("MatMul 3-D B", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("trans_b", 1)), []*blob.Tensor{x(3, 4), x(2, 2, 2)}, 0, 1)
+	add("MatMul axis_a 2 of 3-D A, axis_b 2 of 3-D B", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("axis_a", 2), argInt("axis_b", 2)), []*blob.Tensor{x(2, 3, 4), x(2, 2, 5)}, 0, 1)
 	add("MatMul axis_a 1 of 3-D A, trans_a", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("trans_a", 1), argInt("axis_a", 1)), []*blob.Tensor{x(4, 3, 1), x(4, 2)}, 0, 1)
 	add("MatMul double", opDef("MatMul", []string{"A", "B"}, []string{"Y"}), []*blob.Tensor{x64(3, 4), x64(4, 2)}, 0, 1)
 	add("BatchMatMul 4-D", opDef("BatchMatMul", []string{"A", "B"}, []string{"Y"}), []*blob.Tensor{x(2, 2, 3, 2), x(2, 2, 2, 3)}, 0, 1)
@@ -147,11 +148,11 @@ func TestGradientDefs(t *testing.T) {
 				`input: "B" input: "Y_grad" input: "A" output: "A_grad" name: "" type: "MatMul" arg { name: "trans_b" i: 1 } arg { name: "axis_a" i: 0 } is_gradient_op: true`,
 				`input: "A" input: "Y_grad" input: "B" output: "B_grad" name: "" type: "MatMul" arg { name: "axis_a" i: 1 } is_gradient_op: true`,
 			}},
-		{"matmul AB' (axes kept in C++ bools)",
+		{"matmul AB' with axes past 1 (passed through, unlike Caffe2)",
 			`input: "A" input: "B" output: "Y" type: "MatMul" arg { name: "trans_b" i: 1 } arg { name: "axis_a" i: 2 } arg { name: "axis_b" i: 3 }`,
 			[]string{
-				`input: "Y_grad" input: "B" input: "A" output: "A_grad" name: "" type: "MatMul" arg { name: "axis_b" i: 1 } is_gradient_op: true`,
-				`input: "Y_grad" input: "A" input: "B" output: "B_grad" name: "" type: "MatMul" arg { name: "trans_a" i: 1 } arg { name: "axis_b" i: 1 } is_gradient_op: true`,
+				`input: "Y_grad" input: "B" input: "A" output: "A_grad" name: "" type: "MatMul" arg { name: "axis_b" i: 3 } is_gradient_op: true`,
+				`input: "Y_grad" input: "A" input: "B" output: "B_grad" name: "" type: "MatMul" arg { name: "trans_a" i: 1 } arg { name: "axis_b" i: 2 } is_gradient_op: true`,
 			}},
 		{"matmul A'B'",
 			`input: "A" input: "B" output: "Y" type: "MatMul" arg { name: "trans_a" i: 1 } arg { name: "trans_b" i: 1 }`,

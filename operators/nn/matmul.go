@@ -50,16 +50,19 @@ func init() {
 	operators.MustRegisterGradient("BatchMatMul", batchMatMulGradient)
 }
 
-// matMulGradient emits two MatMul operators, exactly as Caffe2's
-// GetMatMulGradient does. Caffe2 keeps axis_a and axis_b in C++ bools
-// there, so the axis arguments it writes are 0 or 1; so are these.
+// matMulGradient emits two MatMul operators, as Caffe2's GetMatMulGradient
+// does, with one deliberate difference: Caffe2 keeps axis_a and axis_b in C++
+// bools there and so writes them back as 0 or 1, which makes the gradient of
+// a MatMul with an axis of 2 or more fail; the axes are passed through
+// unchanged here, so those gradients are correct (the definitions are equal
+// to Caffe2's whenever the axes are 0 or 1).
 func matMulGradient(g *operators.GradientContext) error {
 	g.CopyArguments = false
 	def := g.Def()
 	transA := intArg(def, "trans_a", 0) != 0
 	transB := intArg(def, "trans_b", 0) != 0
-	axisA := boolInt(intArg(def, "axis_a", 1))
-	axisB := boolInt(intArg(def, "axis_b", 1))
+	axisA := intArg(def, "axis_a", 1)
+	axisB := intArg(def, "axis_b", 1)
 	a, b, dy := g.I(0), g.I(1), g.GO(0)
 	da, db := g.GI(0), g.GI(1)
 	one := func(name string) *netdef.Argument { return netdef.ArgInt(name, 1) }

@@ -145,10 +145,13 @@ func CheckGradient(def *netdef.OperatorDef, inputs []*blob.Tensor, inputIndex in
 	if err != nil {
 		return 0, err
 	}
-	// Analytic gradient: feed dL/dy = y and run the gradient operators.
+	// Analytic gradient: feed dL/dy = y and run the gradient operators. The
+	// output gradients get names of their own (as AddGradientOperators'
+	// seeds do), so that an in-place operator's input gradient X_grad does
+	// not overwrite them.
 	gradOut := make([]operators.Gradient, len(def.Output))
 	for _, o := range outs {
-		gname := def.Output[o] + "_grad"
+		gname := def.Output[o] + "_autogen_grad"
 		gradOut[o] = operators.Dense(gname)
 		w.Feed(gname, ys[o])
 	}

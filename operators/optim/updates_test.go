@@ -238,3 +238,35 @@ func TestUpdateInputErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestAdamAdagradFloat64(t *testing.T) {
+	p, g := []float64{1, -2, 0.5}, []float64{0.3, -0.1, 2}
+	m1, m2 := []float64{0.1, 0.2, -0.3}, []float64{0.01, 0.02, 0.03}
+	f64 := func(v []float64) *blob.Tensor { return blob.MustFromSlice(append([]float64(nil), v...)) }
+	adam := netdef.NewOperator("Adam", []string{"p", "m1", "m2", "g", "lr", "it"}, []string{"p", "m1", "m2"})
+	out, err := optest.RunOp(adam, f64(p), f64(m1), f64(m2), f64(g), f64([]float64{-0.1}), blob.MustFromSlice([]int64{4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, b2, eps := float64(float32(0.9)), float64(float32(0.999)), float64(float32(1e-5))
+	np, nm1, nm2, _ := adamRef(p, g, m1, m2, -0.1, b1, b2, eps, 4)
+	checkClose(t, "Adam param", out[0].AsFloat64s(), np, 1e-12)
+	checkClose(t, "Adam moment_1", out[1].AsFloat64s(), nm1, 1e-12)
+	checkClose(t, "Adam moment_2", out[2].AsFloat64s(), nm2, 1e-12)
+
+	adagrad := netdef.NewOperator("Adagrad", []string{"p", "h", "g", "lr"}, []string{"p", "h", "elr", "upd"})
+	out, err = optest.RunOp(adagrad, f64(p), f64(m2), f64(g), f64([]float64{0.1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantP, wantH, wantE, wantU := make([]float64, 3), make([]float64, 3), make([]float64, 3), make([]float64, 3)
+	for i := range p {
+		wantH[i] = m2[i] + g[i]*g[i]
+		wantE[i] = 0.1 / (math.Sqrt(wantH[i]) + eps)
+		wantU[i] = wantE[i] * g[i]
+		wantP[i] = p[i] + wantU[i]
+	}
+	for i, want := range [][]float64{wantP, wantH, wantE, wantU} {
+		checkClose(t, adagrad.Output[i], out[i].AsFloat64s(), want, 1e-12)
+	}
+}

@@ -273,3 +273,22 @@ func TestReduceErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestReduceGradientTypes(t *testing.T) {
+	// ReduceSumGradient on int32 and ReduceMinGradient on float64.
+	def := netdef.NewOperator("ReduceSumGradient", []string{"dY", "X", "Y"}, []string{"dX"}, netdef.ArgInts("axes", 0))
+	out, err := optest.RunOp(def, blob.MustFromSlice([]int32{4, 5}, 1, 2), blob.MustFromSlice([]int32{1, 2, 3, 4}, 2, 2), blob.MustFromSlice([]int32{4, 6}, 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "int32 dX", out[0].AsFloat64s(), []float64{4, 5, 4, 5}, 0)
+	def = netdef.NewOperator("ReduceMinGradient", []string{"dY", "X", "Y"}, []string{"dX"}, netdef.ArgInts("axes", 1), netdef.ArgInt("keepdims", 0))
+	out, err = optest.RunOp(def, blob.MustFromSlice([]float64{7, 8}), blob.MustFromSlice([]float64{1, 2, 4, 3}, 2, 2), blob.MustFromSlice([]float64{1, 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "float64 dX", out[0].AsFloat64s(), []float64{7, 0, 0, 8}, 0)
+	if out[0].DataType() != blob.Float64 {
+		t.Errorf("dX type %v", out[0].DataType())
+	}
+}

@@ -8,6 +8,6 @@
 // that the working set of the inner loops stays in cache and transposed
 // operands cost nothing extra. Large products are split into row (or, for
 // short wide products, column) ranges that run on a fixed pool of worker
-// goroutines; packing buffers and per-call state come from pools, so a call
-// in steady state does not allocate.
+// goroutines; packing buffers and per-call state are recycled through free
+// lists, so a call in steady state does not allocate.
 package gemm

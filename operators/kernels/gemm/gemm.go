@@ -14,7 +14,7 @@ const (
 	nr = 4
 	kc = 256
 	mc = 128
-	nc = 1024
+	nc = 512
 )
 
 const (
@@ -65,13 +65,13 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 	st := stateFor[T]()
 	tasks, byRows, chunk := split(m, n, k, runtime.GOMAXPROCS(0))
 	if tasks <= 1 {
-		buf := st.bufs.Get().(*buffers[T])
+		buf := st.bufs.get()
 		p.run(0, m, 0, n, buf)
-		st.bufs.Put(buf)
+		st.bufs.put(buf)
 		return
 	}
 	ensureWorkers(tasks - 1)
-	j := st.jobs.Get().(*job[T])
+	j := st.jobs.get()
 	j.p, j.byRows, j.st = p, byRows, st
 	extent := n
 	if byRows {
@@ -84,7 +84,7 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 	j.runRange(0, chunk)
 	j.wg.Wait()
 	j.p = problem[T]{}
-	st.jobs.Put(j)
+	st.jobs.put(j)
 }
 
 func checkArgs(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
@@ -377,32 +377,51 @@ type job[T float32 | float64] struct {
 
 // runRange computes rows (or columns) [lo, hi) of the job's product.
 func (j *job[T]) runRange(lo, hi int) {
-	buf := j.st.bufs.Get().(*buffers[T])
+	buf := j.st.bufs.get()
 	if j.byRows {
 		j.p.run(lo, hi, 0, j.p.n, buf)
 	} else {
 		j.p.run(0, j.p.m, lo, hi, buf)
 	}
-	j.st.bufs.Put(buf)
+	j.st.bufs.put(buf)
 	j.wg.Done()
 }
 
-// state holds the pools of one element type.
+// state holds the free lists of one element type.
 type state[T float32 | float64] struct {
-	bufs sync.Pool
-	jobs sync.Pool
+	bufs freeList[buffers[T]]
+	jobs freeList[job[T]]
 }
 
-func newState[T float32 | float64]() *state[T] {
-	return &state[T]{
-		bufs: sync.Pool{New: func() any { return new(buffers[T]) }},
-		jobs: sync.Pool{New: func() any { return new(job[T]) }},
+// freeList recycles objects. Unlike a sync.Pool it keeps them across
+// garbage collections, so that calls in steady state never allocate; it
+// holds at most as many objects as were ever in use at once.
+type freeList[E any] struct {
+	mu    sync.Mutex
+	items []*E
+}
+
+func (f *freeList[E]) get() *E {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.items)
+	if n == 0 {
+		return new(E)
 	}
+	e := f.items[n-1]
+	f.items = f.items[:n-1]
+	return e
+}
+
+func (f *freeList[E]) put(e *E) {
+	f.mu.Lock()
+	f.items = append(f.items, e)
+	f.mu.Unlock()
 }
 
 var (
-	state32 = newState[float32]()
-	state64 = newState[float64]()
+	state32 = new(state[float32])
+	state64 = new(state[float64])
 )
 
 func stateFor[T float32 | float64]() *state[T] {

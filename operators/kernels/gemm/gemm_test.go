@@ -220,9 +220,6 @@ func TestBadArgumentsPanic(t *testing.T) {
 }
 
 func TestSgemmNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under the race detector")
-	}
 	for _, s := range []int{8, 64, 256} {
 		a := make([]float32, s*s)
 		b := make([]float32, s*s)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package nn
-
-const raceEnabled = false
