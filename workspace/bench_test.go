@@ -48,50 +48,59 @@ func BenchmarkRunNetTinyOps(b *testing.B) {
 	}
 }
 
-// BenchmarkRunNetMLP measures one training step of a 784-256-10 MLP on a
-// batch of 64: forward, autodiff backward and MomentumSGDUpdate.
+// BenchmarkRunNetMLP measures one training step of the peer harness's "mlp"
+// workload (../shared/bench/torch_reference.py): 93 → 512 → ReLU → 512 →
+// ReLU → 9, softmax cross-entropy, batch 256, momentum-SGD (0.9, lr 0.01),
+// with the backward pass built by AddGradientOperators.
 func BenchmarkRunNetMLP(b *testing.B) {
 	ws := workspace.New("")
 	r := rand.New(rand.NewPCG(1, 2))
-	const batch, in, hidden, out = 64, 784, 256, 10
-	feed := func(name string, shape ...int) {
+	const batch = 256
+	dims := []int{93, 512, 512, 9}
+	feed := func(name string, scale float64, shape ...int) {
 		n := 1
 		for _, d := range shape {
 			n *= d
 		}
 		v := make([]float32, n)
 		for i := range v {
-			v[i] = float32(r.NormFloat64()) * 0.05
+			v[i] = float32(r.NormFloat64() * scale)
 		}
 		if err := ws.FeedBlob(name, blob.MustFromSlice(v, shape...)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	feed("data", batch, in)
-	feed("fc1_w", hidden, in)
-	feed("fc1_b", hidden)
-	feed("fc2_w", out, hidden)
-	feed("fc2_b", out)
+	feed("data", 1, batch, dims[0])
 	labels := make([]int32, batch)
 	for i := range labels {
-		labels[i] = int32(r.IntN(out))
+		labels[i] = int32(r.IntN(dims[len(dims)-1]))
 	}
 	if err := ws.FeedBlob("label", blob.MustFromSlice(labels)); err != nil {
 		b.Fatal(err)
 	}
-	if err := ws.FeedBlob("lr", blob.Scalar[float32](-0.01)); err != nil {
+	if err := ws.FeedBlob("lr", blob.Scalar[float32](0.01)); err != nil {
 		b.Fatal(err)
 	}
 	n := netdef.NewNet("mlp_train")
-	n.Op("FC", []string{"data", "fc1_w", "fc1_b"}, []string{"fc1"})
-	n.Op("Relu", []string{"fc1"}, []string{"fc1"})
-	n.Op("FC", []string{"fc1", "fc2_w", "fc2_b"}, []string{"fc2"})
-	n.Op("SoftmaxWithLoss", []string{"fc2", "label"}, []string{"softmax", "loss"})
+	var params []string
+	in := "data"
+	for l := 0; l+1 < len(dims); l++ {
+		w, bias, out := fmt.Sprintf("fc%d_w", l), fmt.Sprintf("fc%d_b", l), fmt.Sprintf("fc%d", l)
+		feed(w, 0.05, dims[l+1], dims[l])
+		feed(bias, 0, dims[l+1])
+		params = append(params, w, bias)
+		n.Op("FC", []string{in, w, bias}, []string{out})
+		if l+2 < len(dims) {
+			n.Op("Relu", []string{out}, []string{out})
+		}
+		in = out
+	}
+	n.Op("SoftmaxWithLoss", []string{in, "label"}, []string{"softmax", "loss"})
 	grads, err := operators.AddGradientOperators(n.Proto(), []string{"loss"}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, p := range []string{"fc1_w", "fc1_b", "fc2_w", "fc2_b"} {
+	for _, p := range params {
 		g := grads[p].Dense
 		zeros, err := blob.New(blob.Float32, ws.GetBlob(p).Tensor().Shape()...)
 		if err != nil {
@@ -115,4 +124,5 @@ func BenchmarkRunNetMLP(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/step")
 }

@@ -279,15 +279,15 @@ func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 	return nil
 }
 
-// RunNet runs the created net of that name iters times (at least once when
-// iters < 1 is given as 1), stopping at the first error.
+// RunNet runs the created net of that name iters times (none for 0),
+// stopping at the first error.
 func (w *Workspace) RunNet(name string, iters int) error {
 	n := w.GetNet(name)
 	if n == nil {
 		return fmt.Errorf("workspace: can't find net %q: create it first with CreateNet", name)
 	}
-	if iters < 1 {
-		iters = 1
+	if iters < 0 {
+		return fmt.Errorf("workspace: RunNet %q: negative iteration count %d", name, iters)
 	}
 	for i := 0; i < iters; i++ {
 		if err := n.Run(); err != nil {

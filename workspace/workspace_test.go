@@ -234,3 +234,25 @@ func TestBenchmarkNet(t *testing.T) {
 		t.Fatal("runs=0 accepted")
 	}
 }
+
+func TestRunNetIterations(t *testing.T) {
+	ws := workspace.New("")
+	_ = ws.FeedBlob("x", []float32{0})
+	n := netdef.NewNet("count")
+	n.Op("TestInc", []string{"x"}, []string{"x"})
+	if err := ws.CreateNet(n, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, iters := range []int{0, 1, 5} {
+		before := scalar(t, ws, "x")
+		if err := ws.RunNet(n.Name(), iters); err != nil {
+			t.Fatal(err)
+		}
+		if got := scalar(t, ws, "x") - before; got != float32(iters) {
+			t.Fatalf("RunNet(%d) ran %v times", iters, got)
+		}
+	}
+	if err := ws.RunNet(n.Name(), -1); err == nil {
+		t.Fatal("negative iteration count accepted")
+	}
+}
