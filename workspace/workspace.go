@@ -257,7 +257,7 @@ func (w *Workspace) DeleteNet(name string) bool {
 func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 	def := src.Proto()
 	if def.GetName() == "" {
-		return fmt.Errorf("workspace: error creating net: net definition should have a name")
+		return fmt.Errorf("workspace: error creating net: net definition should have a name (set NetDef.Name; model-zoo predict nets often have none)")
 	}
 	name := def.GetName()
 	w.mu.Lock()
