@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
@@ -25,18 +23,10 @@ func op(typ string, in []string, args ...*netdef.Argument) *netdef.OperatorDef {
 	return netdef.NewOperator(typ, in, []string{"Y"}, args...)
 }
 
-func seeded(def *netdef.OperatorDef, seed uint32) *netdef.OperatorDef {
-	def.DeviceOption = &netdef.DeviceOption{RandomSeed: proto.Uint32(seed)}
-	return def
-}
-
+// run1 runs def on inputs and returns its output.
 func run1(t *testing.T, def *netdef.OperatorDef, inputs ...*blob.Tensor) *blob.Tensor {
 	t.Helper()
-	out, err := optest.RunOp(def, inputs...)
-	if err != nil {
-		t.Fatalf("%s: %v", def.GetType(), err)
-	}
-	return out[0]
+	return optest.MustRunOp(t, def, inputs...)[0]
 }
 
 func TestConstantFill(t *testing.T) {
@@ -230,7 +220,7 @@ func TestRandomFillStatistics(t *testing.T) {
 			if len(tc.def.Input) == 1 {
 				inputs = append(inputs, blob.MustFromSlice(make([]float32, 200), 200))
 			}
-			y := run1(t, seeded(tc.def, 1234), inputs...)
+			y := run1(t, optest.Seeded(tc.def, 1234), inputs...)
 			if y.DataType() != tc.dtype || !reflect.DeepEqual(y.Dims(), tc.shape) {
 				t.Fatalf("got %v, want %v %v", y, tc.dtype, tc.shape)
 			}
@@ -279,7 +269,7 @@ func TestRandomFillSeeds(t *testing.T) {
 	for _, typ := range []string{"UniformFill", "UniformIntFill", "GaussianFill", "XavierFill", "MSRAFill"} {
 		t.Run(typ, func(t *testing.T) {
 			def := func(seed uint32) *netdef.OperatorDef {
-				return seeded(op(typ, nil, argInts("shape", 16, 8), argI("min", -100), argI("max", 100)), seed)
+				return optest.Seeded(op(typ, nil, argInts("shape", 16, 8), argI("min", -100), argI("max", 100)), seed)
 			}
 			a, b, c := run1(t, def(7)), run1(t, def(7)), run1(t, def(8))
 			if !reflect.DeepEqual(a.Raw(), b.Raw()) {
@@ -335,26 +325,7 @@ func TestFillSteadyStateAllocs(t *testing.T) {
 		{op("GivenTensorStringFill", []string{"X"}, netdef.ArgStrings("values", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l")), []*blob.Tensor{x}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.def.GetType(), func(t *testing.T) {
-			w := optest.NewWorkspace()
-			for i, in := range tc.inputs {
-				w.Feed(tc.def.Input[i], in)
-			}
-			o, err := operators.Create(tc.def, w, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := o.Run(); err != nil {
-				t.Fatal(err)
-			}
-			if allocs := testing.AllocsPerRun(20, func() {
-				if err := o.Run(); err != nil {
-					t.Fatal(err)
-				}
-			}); allocs != 0 {
-				t.Errorf("%v allocations per run, want 0", allocs)
-			}
-		})
+		t.Run(tc.def.GetType(), func(t *testing.T) { optest.AssertNoAllocs(t, tc.def, tc.inputs...) })
 	}
 }
 
@@ -372,20 +343,7 @@ func TestFillHasNoGradient(t *testing.T) {
 	}
 }
 
-func benchmarkFill(b *testing.B, def *netdef.OperatorDef) {
-	w := optest.NewWorkspace()
-	o, err := operators.Create(def, w, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if err := o.Run(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func benchmarkFill(b *testing.B, def *netdef.OperatorDef) { optest.Benchmark(b, optest.Steady(b, def)) }
 
 func BenchmarkConstantFill(b *testing.B) {
 	benchmarkFill(b, op("ConstantFill", nil, argInts("shape", 256, 1024), argF("value", 1)))

@@ -23,25 +23,10 @@ func op(typ string, in, out []string, args ...*netdef.Argument) *netdef.Operator
 	return netdef.NewOperator(typ, in, out, args...)
 }
 
-// refSoftmax is a naive softmax of the rows of x (d elements each).
-func refSoftmax(x []float64, d int) []float64 {
-	p := make([]float64, len(x))
-	for i := 0; i < len(x)/d; i++ {
-		var sum float64
-		for j := 0; j < d; j++ {
-			sum += math.Exp(x[i*d+j])
-		}
-		for j := 0; j < d; j++ {
-			p[i*d+j] = math.Exp(x[i*d+j]) / sum
-		}
-	}
-	return p
-}
-
 // refSoftmaxLoss is scale·Σ wᵢ·(−Σⱼ tᵢⱼ·log pᵢⱼ)/Σ wᵢ for targets t (one-hot
 // or probabilities) and weights w (nil: all 1).
 func refSoftmaxLoss(x, t, w []float64, d int, scale float64) float64 {
-	p := refSoftmax(x, d)
+	p := optest.RefSoftmax(x, d)
 	var sum, wsum float64
 	for i := 0; i < len(x)/d; i++ {
 		wi := 1.0
@@ -65,14 +50,6 @@ func oneHot(labels []int32, d int) []float64 {
 }
 
 func scalar64(v float64) *blob.Tensor { return blob.Scalar(v) }
-
-// Caffe2's serialized softmax_ops_test.test_softmax_with_loss case.
-var (
-	swlX      = []float32{0.4644196033477783, 0.29354220628738403, 0.9111080765724182, 0.9427309632301331, 0.17793989181518555, 0.616471529006958, 0.8246821165084839, 0.18819868564605713}
-	swlLabels = []int32{2, 1}
-	swlProbs  = []float32{0.1992270052433014, 0.1679334044456482, 0.3114171624183655, 0.32142242789268494, 0.1828136444091797, 0.283439576625824, 0.34904801845550537, 0.18469873070716858}
-	swlLoss   = float32(1.2136890888214111)
-)
 
 func TestForward(t *testing.T) {
 	xentX := []float32{.01, .05, .02, .02, .9, .03, .1, .42, .05, .4}
@@ -102,9 +79,6 @@ func TestForward(t *testing.T) {
 		{"CrossEntropy soft", op("CrossEntropy", []string{"X", "label"}, []string{"Y"}),
 			[]*blob.Tensor{f64(dims(2, 2), 0.25, 0.75, 0.5, 0.5), f64(dims(2, 2), 0.5, 0.5, 0.1, 0.9)},
 			[]*blob.Tensor{f64(dims(2), -(0.5*math.Log(0.25) + 0.5*math.Log(0.75)), -math.Log(0.5))}, 1e-12},
-		{"SoftmaxWithLoss (Caffe2 serialized test)", op("SoftmaxWithLoss", []string{"X", "label"}, []string{"probs", "avgloss"}, netdef.ArgInt("only_loss", 0)),
-			[]*blob.Tensor{f32(dims(2, 4), swlX...), i32(dims(2), swlLabels...)},
-			[]*blob.Tensor{f32(dims(2, 4), swlProbs...), blob.Scalar(swlLoss)}, 1e-6},
 		{"SoftmaxWithLoss scale 5 (Caffe2 doc)", op("SoftmaxWithLoss", []string{"X", "label"}, []string{"P", "L"}, netdef.ArgFloat("scale", 5)),
 			[]*blob.Tensor{f32(dims(1, 5), .1, .4, .7, 1.5, .2), i32(dims(1), 4)},
 			[]*blob.Tensor{f32(dims(1, 5), 0.10715417, 0.144643, 0.19524762, 0.4345316, 0.11842369), blob.Scalar[float32](10.667433)}, 1e-5},
@@ -113,20 +87,20 @@ func TestForward(t *testing.T) {
 			[]*blob.Tensor{f32(dims(1, 5), 0.09721052, 0.0613179, 0.17258129, 0.58800864, 0.0808817), blob.Scalar[float32](2.5147676)}, 1e-6},
 		{"SoftmaxWithLoss weighted, double", op("SoftmaxWithLoss", []string{"X", "label", "w"}, []string{"P", "L"}, netdef.ArgFloat("scale", 0.5)),
 			[]*blob.Tensor{f64(dims(3, 4), x64...), i32(dims(3), 3, 0, 2), f64(dims(3), w...)},
-			[]*blob.Tensor{f64(dims(3, 4), refSoftmax(x64, 4)...), scalar64(refSoftmaxLoss(x64, oneHot([]int32{3, 0, 2}, 4), w, 4, 0.5))}, 1e-12},
+			[]*blob.Tensor{f64(dims(3, 4), optest.RefSoftmax(x64, 4)...), scalar64(refSoftmaxLoss(x64, oneHot([]int32{3, 0, 2}, 4), w, 4, 0.5))}, 1e-12},
 		{"SoftmaxWithLoss label_prob", op("SoftmaxWithLoss", []string{"X", "label"}, []string{"P", "L"}, netdef.ArgInt("label_prob", 1)),
 			[]*blob.Tensor{f64(dims(3, 4), x64...), f64(dims(3, 4), probs...)},
-			[]*blob.Tensor{f64(dims(3, 4), refSoftmax(x64, 4)...), scalar64(refSoftmaxLoss(x64, probs, nil, 4, 1))}, 1e-12},
+			[]*blob.Tensor{f64(dims(3, 4), optest.RefSoftmax(x64, 4)...), scalar64(refSoftmaxLoss(x64, probs, nil, 4, 1))}, 1e-12},
 		{"SoftmaxWithLoss label_prob weighted", op("SoftmaxWithLoss", []string{"X", "label", "w"}, []string{"P", "L"}, netdef.ArgInt("label_prob", 1)),
 			[]*blob.Tensor{f64(dims(3, 4), x64...), f64(dims(3, 4), probs...), f64(dims(3), w...)},
-			[]*blob.Tensor{f64(dims(3, 4), refSoftmax(x64, 4)...), scalar64(refSoftmaxLoss(x64, probs, w, 4, 1))}, 1e-12},
+			[]*blob.Tensor{f64(dims(3, 4), optest.RefSoftmax(x64, 4)...), scalar64(refSoftmaxLoss(x64, probs, w, 4, 1))}, 1e-12},
 		// axis 2 on [2, 3, 2]: N = 6 rows of D = 2; labels [2, 3].
 		{"SoftmaxWithLoss axis 2", op("SoftmaxWithLoss", []string{"X", "label"}, []string{"P", "L"}, netdef.ArgInt("axis", 2)),
 			[]*blob.Tensor{f64(dims(2, 3, 2), x64...), i32(dims(2, 3), 0, 1, 1, 0, 0, 1)},
-			[]*blob.Tensor{f64(dims(2, 3, 2), refSoftmax(x64, 2)...), scalar64(refSoftmaxLoss(x64, oneHot([]int32{0, 1, 1, 0, 0, 1}, 2), nil, 2, 1))}, 1e-12},
+			[]*blob.Tensor{f64(dims(2, 3, 2), optest.RefSoftmax(x64, 2)...), scalar64(refSoftmaxLoss(x64, oneHot([]int32{0, 1, 1, 0, 0, 1}, 2), nil, 2, 1))}, 1e-12},
 		{"SoftmaxWithLoss axis -1", op("SoftmaxWithLoss", []string{"X", "label"}, []string{"P", "L"}, netdef.ArgInt("axis", -1)),
 			[]*blob.Tensor{f64(dims(6, 2), x64...), i32(dims(6), 0, 1, 1, 0, 0, 1)},
-			[]*blob.Tensor{f64(dims(6, 2), refSoftmax(x64, 2)...), scalar64(refSoftmaxLoss(x64, oneHot([]int32{0, 1, 1, 0, 0, 1}, 2), nil, 2, 1))}, 1e-12},
+			[]*blob.Tensor{f64(dims(6, 2), optest.RefSoftmax(x64, 2)...), scalar64(refSoftmaxLoss(x64, oneHot([]int32{0, 1, 1, 0, 0, 1}, 2), nil, 2, 1))}, 1e-12},
 		{"SoftmaxWithLoss zero weights", op("SoftmaxWithLoss", []string{"X", "label", "w"}, []string{"P", "L"}),
 			[]*blob.Tensor{f32(dims(1, 2), 1, 2), i32(dims(1), 0), f32(dims(1), 0)},
 			[]*blob.Tensor{f32(dims(1, 2), float32(1/(1+math.E)), float32(math.E/(1+math.E))), blob.Scalar[float32](0)}, 1e-7},
@@ -142,9 +116,6 @@ func TestForward(t *testing.T) {
 		{"SquaredL2Distance scalar", op("SquaredL2Distance", []string{"X", "Y"}, []string{"Z"}),
 			[]*blob.Tensor{blob.Scalar[float32](3), blob.Scalar[float32](1)},
 			[]*blob.Tensor{f32(dims(1), 2)}, 0},
-		{"AveragedLoss (Caffe2 serialized test)", op("AveragedLoss", []string{"X"}, []string{"y"}),
-			[]*blob.Tensor{f32(dims(1), 0.36377254128456116)},
-			[]*blob.Tensor{blob.Scalar[float32](0.36377254128456116)}, 0},
 		{"AveragedLoss", op("AveragedLoss", []string{"X"}, []string{"y"}),
 			[]*blob.Tensor{f64(dims(2, 2), 1, 2, 3, 5)},
 			[]*blob.Tensor{scalar64(2.75)}, 0},
@@ -189,7 +160,7 @@ func expectClose(t *testing.T, name string, got, want *blob.Tensor, tol float64)
 // TestGradientOperators checks the gradient operators on hand-computed values.
 func TestGradientOperators(t *testing.T) {
 	x := []float64{0.2, 0.5, 0.3, 0.6, 0.1, 0.3}
-	p := refSoftmax(x, 3)
+	p := optest.RefSoftmax(x, 3)
 	tests := []struct {
 		name   string
 		def    *netdef.OperatorDef
@@ -287,24 +258,17 @@ func TestErrors(t *testing.T) {
 }
 
 // TestGradientDefs checks the gradient operators against the definitions
-// Caffe2 generates (the first two are its serialized operator tests).
+// Caffe2 generates (its serialized operator tests cover AveragedLoss and
+// SoftmaxWithLoss with only_loss; see tests/conformance_test.go).
 func TestGradientDefs(t *testing.T) {
-	// Caffe2's gradient defs carry an explicit empty name.
 	gradDef := func(typ string, in, out []string, args ...*netdef.Argument) []*netdef.OperatorDef {
-		d := op(typ, in, out, args...)
-		d.Name = proto.String("")
-		d.IsGradientOp = proto.Bool(true)
-		return []*netdef.OperatorDef{d}
+		return []*netdef.OperatorDef{optest.GradOp(typ, in, out, args...)}
 	}
 	tests := []struct {
 		name string
 		def  *netdef.OperatorDef
 		want []*netdef.OperatorDef
 	}{
-		{"AveragedLoss", op("AveragedLoss", []string{"X"}, []string{"y"}),
-			gradDef("AveragedLossGradient", []string{"X", "y_grad"}, []string{"X_grad"})},
-		{"SoftmaxWithLoss", op("SoftmaxWithLoss", []string{"X", "label"}, []string{"probs", "avgloss"}, netdef.ArgInt("only_loss", 0)),
-			gradDef("SoftmaxWithLossGradient", []string{"X", "label", "probs", "avgloss_grad"}, []string{"X_grad"}, netdef.ArgInt("only_loss", 0))},
 		{"SoftmaxWithLoss weighted", op("SoftmaxWithLoss", []string{"X", "label", "w"}, []string{"P", "L"}, netdef.ArgFloat("scale", 2)),
 			gradDef("SoftmaxWithLossGradient", []string{"X", "label", "w", "P", "L_grad"}, []string{"X_grad"}, netdef.ArgFloat("scale", 2))},
 		{"LabelCrossEntropy", op("LabelCrossEntropy", []string{"X", "label"}, []string{"Y"}),
@@ -316,11 +280,7 @@ func TestGradientDefs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gradOut := make([]operators.Gradient, len(tc.def.Output))
-			for i, o := range tc.def.Output {
-				gradOut[i] = operators.Dense(o + "_grad")
-			}
-			gd, err := operators.GetGradientDefs(tc.def, gradOut)
+			gd, err := operators.GetGradientDefs(tc.def, optest.DenseGradients(tc.def))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,33 +375,8 @@ func TestSteadyStateAllocs(t *testing.T) {
 		{op("Accuracy", []string{"X", "l"}, []string{"A"}, netdef.ArgInt("top_k", 2)), []*blob.Tensor{x, labels}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.def.GetType(), func(t *testing.T) {
-			o := create(t, tc.def, tc.inputs...)
-			if err := o.Run(); err != nil {
-				t.Fatal(err)
-			}
-			if allocs := testing.AllocsPerRun(20, func() {
-				if err := o.Run(); err != nil {
-					t.Fatal(err)
-				}
-			}); allocs != 0 {
-				t.Errorf("%v allocations per run, want 0", allocs)
-			}
-		})
+		t.Run(tc.def.GetType(), func(t *testing.T) { optest.AssertNoAllocs(t, tc.def, tc.inputs...) })
 	}
-}
-
-func create(tb testing.TB, def *netdef.OperatorDef, inputs ...*blob.Tensor) operators.Operator {
-	tb.Helper()
-	w := optest.NewWorkspace()
-	for i, in := range inputs {
-		w.Feed(def.Input[i], in)
-	}
-	o, err := operators.Create(def, w, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return o
 }
 
 // softmaxBenchInputs are a batch of 64 rows of 1000 logits and their labels.
@@ -463,7 +398,7 @@ func refSoftmax32(x []float32, d int) []float32 {
 	for i, v := range x {
 		x64[i] = float64(v)
 	}
-	p := refSoftmax(x64, d)
+	p := optest.RefSoftmax(x64, d)
 	out := make([]float32, len(p))
 	for i, v := range p {
 		out[i] = float32(v)
@@ -471,33 +406,22 @@ func refSoftmax32(x []float32, d int) []float32 {
 	return out
 }
 
-func benchmarkOp(b *testing.B, def *netdef.OperatorDef, inputs ...*blob.Tensor) {
-	o := create(b, def, inputs...)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if err := o.Run(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 func BenchmarkSoftmaxWithLoss(b *testing.B) {
 	x, labels, _ := softmaxBenchInputs()
-	benchmarkOp(b, op("SoftmaxWithLoss", []string{"X", "l"}, []string{"P", "L"}), x, labels)
+	optest.Benchmark(b, optest.Steady(b, op("SoftmaxWithLoss", []string{"X", "l"}, []string{"P", "L"}), x, labels))
 }
 
 func BenchmarkSoftmaxWithLossGradient(b *testing.B) {
 	x, labels, p := softmaxBenchInputs()
-	benchmarkOp(b, op("SoftmaxWithLossGradient", []string{"X", "l", "P", "dL"}, []string{"dX"}), x, labels, p, blob.Scalar[float32](1))
+	optest.Benchmark(b, optest.Steady(b, op("SoftmaxWithLossGradient", []string{"X", "l", "P", "dL"}, []string{"dX"}), x, labels, p, blob.Scalar[float32](1)))
 }
 
 func BenchmarkLabelCrossEntropy(b *testing.B) {
 	_, labels, p := softmaxBenchInputs()
-	benchmarkOp(b, op("LabelCrossEntropy", []string{"X", "l"}, []string{"Y"}), p, labels)
+	optest.Benchmark(b, optest.Steady(b, op("LabelCrossEntropy", []string{"X", "l"}, []string{"Y"}), p, labels))
 }
 
 func BenchmarkSquaredL2Distance(b *testing.B) {
 	x, _, p := softmaxBenchInputs()
-	benchmarkOp(b, op("SquaredL2Distance", []string{"X", "Y"}, []string{"Z"}), x, p)
+	optest.Benchmark(b, optest.Steady(b, op("SquaredL2Distance", []string{"X", "Y"}, []string{"Z"}), x, p))
 }

@@ -1,31 +1,13 @@
 package math
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
-
-// steadyOp creates def in a workspace fed with inputs (by the def's input
-// names) and runs it once, so that later runs are in steady state.
-func steadyOp(tb testing.TB, def *netdef.OperatorDef, in ...*blob.Tensor) operators.Operator {
-	tb.Helper()
-	w := optest.NewWorkspace()
-	for i, t := range in {
-		w.Feed(def.Input[i], t)
-	}
-	o, err := operators.Create(def, w, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := o.Run(); err != nil {
-		tb.Fatal(err)
-	}
-	return o
-}
 
 func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	r := newRand()
@@ -61,27 +43,14 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 		{op("ErfGradient", []string{"X", "dY"}, []string{"dX"}), []*blob.Tensor{a, b}},
 	}
 	for _, c := range cases {
-		o := steadyOp(t, c.def, c.in...)
-		if n := testing.AllocsPerRun(20, func() {
-			if err := o.Run(); err != nil {
-				t.Fatal(err)
-			}
-		}); n != 0 {
-			t.Errorf("%s %v: %v allocations per run", c.def.GetType(), c.def.Input, n)
-		}
+		t.Run(fmt.Sprintf("%s%v", c.def.GetType(), c.def.Input), func(t *testing.T) { optest.AssertNoAllocs(t, c.def, c.in...) })
 	}
 }
 
 func benchOp(b *testing.B, def *netdef.OperatorDef, in ...*blob.Tensor) {
-	o := steadyOp(b, def, in...)
+	o := optest.Steady(b, def, in...)
 	b.SetBytes(int64(in[0].NBytes()))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if err := o.Run(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	optest.Benchmark(b, o)
 }
 
 func BenchmarkAdd(b *testing.B) {

@@ -48,7 +48,7 @@ func TestBinaryHandComputed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := runOp(t, c.def, c.a, c.b)
+			out := optest.MustRunOp(t, c.def, c.a, c.b)
 			checkTensor(t, "C", out[0], c.shape, c.want, 1e-6)
 			if out[0].DataType() != c.a.DataType() {
 				t.Errorf("type %v, want %v", out[0].DataType(), c.a.DataType())
@@ -92,7 +92,7 @@ func TestBinaryAgainstReference(t *testing.T) {
 	for typ, f := range fns {
 		for _, s := range numpy {
 			a, b := randAway(r, -2, 2, 0.1, s[0]...), randAway(r, -2, 2, 0.1, s[1]...)
-			out := runOp(t, op(typ, abc[0], abc[1]), a, b)
+			out := optest.MustRunOp(t, op(typ, abc[0], abc[1]), a, b)
 			var p plan
 			if !p.broadcastShape(s[0], s[1]) {
 				t.Fatalf("%v %v not broadcastable", s[0], s[1])
@@ -103,7 +103,7 @@ func TestBinaryAgainstReference(t *testing.T) {
 		for _, s := range legacy {
 			a, b := randAway(r, -2, 2, 0.1, s.as...), randAway(r, -2, 2, 0.1, s.bs...)
 			def := op(typ, abc[0], abc[1], netdef.ArgInt("broadcast", 1), netdef.ArgInt("axis", int64(s.axis)))
-			out := runOp(t, def, a, b)
+			out := optest.MustRunOp(t, def, a, b)
 			want := refBroadcast(a.AsFloat64s(), b.AsFloat64s(), s.as, legacyAsNumpy(s.as, s.bs, s.axis), s.as, f)
 			checkTensor(t, fmt.Sprintf("%s%v%v@%d", typ, s.as, s.bs, s.axis), out[0], s.as, want, 1e-5)
 		}
@@ -245,7 +245,7 @@ func TestSumReduceLike(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := randT(r, -1, 1, c.as...)
 			b := randT(r, -1, 1, c.bs...)
-			out := runOp(t, op("SumReduceLike", []string{"A", "B"}, []string{"C"}, c.args...), a, b)
+			out := optest.MustRunOp(t, op("SumReduceLike", []string{"A", "B"}, []string{"C"}, c.args...), a, b)
 			rs := c.refShape
 			if rs == nil {
 				rs = c.bs
@@ -254,14 +254,14 @@ func TestSumReduceLike(t *testing.T) {
 		})
 	}
 	t.Run("0-d", func(t *testing.T) {
-		out := runOp(t, op("SumReduceLike", []string{"A", "B"}, []string{"C"}), f64([]int{2, 2}, 1, 2, 3, 4.5), blob.Scalar[float32](0))
+		out := optest.MustRunOp(t, op("SumReduceLike", []string{"A", "B"}, []string{"C"}), f64([]int{2, 2}, 1, 2, 3, 4.5), blob.Scalar[float32](0))
 		checkTensor(t, "C", out[0], []int{}, []float64{10.5}, 1e-12)
 		if out[0].DataType() != blob.Float64 {
 			t.Errorf("type %v, want A's DOUBLE", out[0].DataType())
 		}
 	})
 	t.Run("hand", func(t *testing.T) {
-		out := runOp(t, op("SumReduceLike", []string{"A", "B"}, []string{"C"}), f32([]int{2, 3}, 1, 2, 3, 4, 5, 6), f32([]int{3}, 0, 0, 0))
+		out := optest.MustRunOp(t, op("SumReduceLike", []string{"A", "B"}, []string{"C"}), f32([]int{2, 3}, 1, 2, 3, 4, 5, 6), f32([]int{3}, 0, 0, 0))
 		checkTensor(t, "C", out[0], []int{3}, []float64{5, 7, 9}, 1e-6)
 	})
 	errs := []struct {
@@ -282,7 +282,7 @@ func TestSumReduceLike(t *testing.T) {
 }
 
 func TestDivGradientOp(t *testing.T) {
-	out := runOp(t, op("DivGradient", []string{"B", "C", "dC"}, []string{"dA", "dB"}),
+	out := optest.MustRunOp(t, op("DivGradient", []string{"B", "C", "dC"}, []string{"dA", "dB"}),
 		f32([]int{2}, 2, 4), f32([]int{2}, 3, 5), f32([]int{2}, 1, 2))
 	checkTensor(t, "dA", out[0], []int{2}, []float64{0.5, 0.5}, 1e-6)
 	checkTensor(t, "dB", out[1], []int{2}, []float64{-1.5, -2.5}, 1e-6)
@@ -292,7 +292,7 @@ func TestDivGradientOp(t *testing.T) {
 }
 
 func TestIntegerOverflowWraps(t *testing.T) {
-	out := runOp(t, op("Div", abc[0], abc[1]), blob.MustFromSlice([]int32{math.MinInt32}), blob.MustFromSlice([]int32{-1}))
+	out := optest.MustRunOp(t, op("Div", abc[0], abc[1]), blob.MustFromSlice([]int32{math.MinInt32}), blob.MustFromSlice([]int32{-1}))
 	if got := blob.Data[int32](out[0])[0]; got != math.MinInt32 {
 		t.Errorf("MinInt32 / -1 = %d, want the wrapped %d", got, int32(math.MinInt32))
 	}

@@ -1,14 +1,8 @@
 package math
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -174,12 +168,7 @@ func TestPowInPlaceGradient(t *testing.T) {
 	checkTensor(t, gd.InputGrad[0].Dense, w.Tensor(gd.InputGrad[0].Dense), []int{3}, want, 1e-6)
 }
 
-// gop builds an expected gradient operator.
-func gop(typ string, in, out []string, args ...*netdef.Argument) *netdef.OperatorDef {
-	o := netdef.NewOperator(typ, in, out, args...)
-	o.IsGradientOp = proto.Bool(true)
-	return o
-}
+var gop = optest.GradOp
 
 func withName(o *netdef.OperatorDef, name string) *netdef.OperatorDef {
 	o.Name = proto.String(name)
@@ -289,11 +278,7 @@ func TestGradientDefs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			gradOut := make([]operators.Gradient, len(c.def.Output))
-			for i, o := range c.def.Output {
-				gradOut[i] = operators.Dense(o + "_grad")
-			}
-			gd, err := operators.GetGradientDefs(c.def, gradOut)
+			gd, err := operators.GetGradientDefs(c.def, optest.DenseGradients(c.def))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +286,7 @@ func TestGradientDefs(t *testing.T) {
 				t.Fatalf("%d gradient ops, want %d: %v", len(gd.Ops), len(c.ops), gd.Ops)
 			}
 			for i := range c.ops {
-				if got, want := normalized(gd.Ops[i]), normalized(c.ops[i]); !proto.Equal(got, want) {
+				if got, want := optest.SortedArgs(gd.Ops[i]), optest.SortedArgs(c.ops[i]); !proto.Equal(got, want) {
 					t.Errorf("op %d:\n got %v\nwant %v", i, got, want)
 				}
 			}
@@ -336,130 +321,5 @@ func TestGradientDefErrors(t *testing.T) {
 	}
 	if operators.HasGradient("SumReduceLike") {
 		t.Error("SumReduceLike has a gradient entry; Caffe2 registers none")
-	}
-}
-
-const optestDir = "testdata/caffe2-optests"
-
-func readOp(t *testing.T, path string) *netdef.OperatorDef {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o netdef.OperatorDef
-	if err := proto.Unmarshal(b, &o); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return &o
-}
-
-// normalized drops empty name and engine fields and sorts the arguments,
-// so that defs that Caffe2 serialized with explicit empty strings compare
-// equal to ours.
-func normalized(o *netdef.OperatorDef) *netdef.OperatorDef {
-	c := optest.SortedArgs(o)
-	if c.GetName() == "" {
-		c.Name = nil
-	}
-	if c.GetEngine() == "" {
-		c.Engine = nil
-	}
-	return c
-}
-
-// TestCaffe2SerializedGradients compares our gradient definitions with the
-// ones Caffe2 serialized for its operator tests.
-func TestCaffe2SerializedGradients(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join(optestDir, "*", "grad_0.pb"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no serialized gradients under %s (%v)", optestDir, err)
-	}
-	for _, g := range dirs {
-		dir := filepath.Dir(g)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			def := readOp(t, filepath.Join(dir, "op.pb"))
-			want := readOp(t, g)
-			gradOut := make([]operators.Gradient, len(def.Output))
-			for i, o := range def.Output {
-				gradOut[i] = operators.Dense(o + "_grad")
-			}
-			gd, err := operators.GetGradientDefs(def, gradOut)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(gd.Ops) != 1 {
-				t.Fatalf("%d gradient ops, want 1", len(gd.Ops))
-			}
-			if got, w := normalized(gd.Ops[0]), normalized(want); !proto.Equal(got, w) {
-				t.Errorf("\n got %v\nwant %v", got, w)
-			}
-		})
-	}
-}
-
-var npyShape = regexp.MustCompile(`'shape': \(([^)]*)\)`)
-
-// readNpy reads a little-endian float32 or int64 .npy file.
-func readNpy(t *testing.T, path string) *blob.Tensor {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) < 10 || string(b[1:6]) != "NUMPY" || b[6] != 1 {
-		t.Fatalf("%s: not a version 1 .npy file", path)
-	}
-	hl := int(binary.LittleEndian.Uint16(b[8:10]))
-	header, data := string(b[10:10+hl]), b[10+hl:]
-	var shape []int
-	for _, f := range strings.Split(npyShape.FindStringSubmatch(header)[1], ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			shape = append(shape, n)
-		}
-	}
-	switch {
-	case strings.Contains(header, "'<f4'"):
-		v := make([]float32, len(data)/4)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-		}
-		return blob.MustFromSlice(v, shape...)
-	case strings.Contains(header, "'<i8'"):
-		v := make([]int64, len(data)/8)
-		for i := range v {
-			v[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
-		}
-		return blob.MustFromSlice(v, shape...)
-	}
-	t.Fatalf("%s: unsupported header %s", path, header)
-	return nil
-}
-
-// TestCaffe2SerializedForward runs the operators of Caffe2's serialized
-// operator tests on their inputs and compares the outputs.
-func TestCaffe2SerializedForward(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join(optestDir, "*"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no serialized tests under %s (%v)", optestDir, err)
-	}
-	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			def := readOp(t, filepath.Join(dir, "op.pb"))
-			in := make([]*blob.Tensor, len(def.Input))
-			for i := range in {
-				in[i] = readNpy(t, filepath.Join(dir, fmt.Sprintf("input_%d.npy", i)))
-			}
-			want := readNpy(t, filepath.Join(dir, "output_0.npy"))
-			out := runOp(t, def, in...)
-			if out[0].DataType() != want.DataType() {
-				t.Fatalf("type %v, want %v", out[0].DataType(), want.DataType())
-			}
-			checkTensor(t, def.Output[0], out[0], want.Dims(), want.AsFloat64s(), 1e-6)
-		})
 	}
 }

@@ -47,15 +47,6 @@ func randAway(r *rand.Rand, lo, hi, gap float64, shape ...int) *blob.Tensor {
 
 func newRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
 
-func runOp(t *testing.T, def *netdef.OperatorDef, in ...*blob.Tensor) []*blob.Tensor {
-	t.Helper()
-	out, err := optest.RunOp(def, in...)
-	if err != nil {
-		t.Fatalf("%s: %v", def.GetType(), err)
-	}
-	return out
-}
-
 func runErr(t *testing.T, def *netdef.OperatorDef, in ...*blob.Tensor) error {
 	t.Helper()
 	_, err := optest.RunOp(def, in...)

@@ -45,7 +45,7 @@ func TestUnaryAgainstReference(t *testing.T) {
 				for i, v := range x.AsFloat64s() {
 					want[i] = c.ref(v)
 				}
-				out := runOp(t, op(c.typ, xy[0], xy[1], c.args...), x)
+				out := optest.MustRunOp(t, op(c.typ, xy[0], xy[1], c.args...), x)
 				checkTensor(t, c.typ, out[0], []int{3, 4}, want, 1e-6)
 				if out[0].DataType() != x.DataType() {
 					t.Errorf("type %v, want %v", out[0].DataType(), x.DataType())
@@ -80,15 +80,15 @@ func TestUnaryHandComputed(t *testing.T) {
 			if len(c.def.Input) == 2 {
 				in = append(in, f32([]int{3}, 3, 2, 0.5))
 			}
-			checkTensor(t, "Y", runOp(t, c.def, in...)[0], c.shape, c.want, 1e-6)
+			checkTensor(t, "Y", optest.MustRunOp(t, c.def, in...)[0], c.shape, c.want, 1e-6)
 		})
 	}
 }
 
 func TestPowTwoInputsBroadcast(t *testing.T) {
-	out := runOp(t, op("Pow", []string{"X", "E"}, xy[1], netdef.ArgInt("broadcast", 1)), f32([]int{2, 2}, 2, 3, 4, 5), f32([]int{2}, 2, 0.5))
+	out := optest.MustRunOp(t, op("Pow", []string{"X", "E"}, xy[1], netdef.ArgInt("broadcast", 1)), f32([]int{2, 2}, 2, 3, 4, 5), f32([]int{2}, 2, 0.5))
 	checkTensor(t, "Y", out[0], []int{2, 2}, []float64{4, math.Sqrt(3), 16, math.Sqrt(5)}, 1e-6)
-	out = runOp(t, op("Pow", []string{"X", "E"}, xy[1]), f32([]int{2, 1}, 2, 3), f32([]int{3}, 0, 1, 2))
+	out = optest.MustRunOp(t, op("Pow", []string{"X", "E"}, xy[1]), f32([]int{2, 1}, 2, 3), f32([]int{3}, 0, 1, 2))
 	checkTensor(t, "Y", out[0], []int{2, 3}, []float64{1, 2, 4, 1, 3, 9}, 1e-6)
 	err := runErr(t, op("Pow", []string{"X", "E"}, xy[1], netdef.ArgFloat("exponent", 2)), f32([]int{1}, 2), f32([]int{1}, 2))
 	wantErrContains(t, err, "exponent", `"E"`)
@@ -138,7 +138,7 @@ func TestUnaryGradientOps(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			checkTensor(t, "dX", runOp(t, c.def, c.x, c.g)[0], c.x.Dims(), c.want, 1e-6)
+			checkTensor(t, "dX", optest.MustRunOp(t, c.def, c.x, c.g)[0], c.x.Dims(), c.want, 1e-6)
 		})
 	}
 	err := runErr(t, op("AbsGradient", []string{"X", "dY"}, []string{"dX"}), f32([]int{2}, 1, 2), f32([]int{3}, 1, 2, 3))

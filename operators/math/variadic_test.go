@@ -31,7 +31,7 @@ func TestVariadicHandComputed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			checkTensor(t, "Y", runOp(t, c.def, c.in...)[0], []int{2, 2}, c.want, 1e-6)
+			checkTensor(t, "Y", optest.MustRunOp(t, c.def, c.in...)[0], []int{2, 2}, c.want, 1e-6)
 		})
 	}
 }
@@ -103,17 +103,17 @@ func TestVariadicErrors(t *testing.T) {
 func TestVariadicGradientOps(t *testing.T) {
 	y, dy := f32([]int{3}, 5, 2, 7), f32([]int{3}, 1, 2, 3)
 	x0, x1 := f32([]int{3}, 5, 1, 7), f32([]int{3}, 5, 2, 0)
-	out := runOp(t, op("MaxGradient", []string{"Y", "dY", "X0", "X1"}, []string{"dX0", "dX1"}), y, dy, x0, x1)
+	out := optest.MustRunOp(t, op("MaxGradient", []string{"Y", "dY", "X0", "X1"}, []string{"dX0", "dX1"}), y, dy, x0, x1)
 	checkTensor(t, "dX0", out[0], []int{3}, []float64{1, 0, 3}, 0)
 	checkTensor(t, "dX1", out[1], []int{3}, []float64{1, 2, 0}, 0)
 
-	out = runOp(t, op("MeanGradient", []string{"dY"}, []string{"a", "b", "c", "d"}), f32([]int{2}, 4, -8))
+	out = optest.MustRunOp(t, op("MeanGradient", []string{"dY"}, []string{"a", "b", "c", "d"}), f32([]int{2}, 4, -8))
 	for i := range out {
 		checkTensor(t, "dX", out[i], []int{2}, []float64{1, -2}, 1e-7)
 	}
 
 	def := op("WeightedSumGradient", []string{"dY", "X0", "w0", "X1", "w1"}, []string{"dX0", "dX1", "dw0", "dw1"}, netdef.ArgInt("grad_on_w", 1))
-	out = runOp(t, def, f32([]int{2}, 1, 2), f32([]int{2}, 3, 4), f32([]int{1}, 2), f32([]int{2}, 5, 6), f64([]int{1}, -1))
+	out = optest.MustRunOp(t, def, f32([]int{2}, 1, 2), f32([]int{2}, 3, 4), f32([]int{1}, 2), f32([]int{2}, 5, 6), f64([]int{1}, -1))
 	checkTensor(t, "dX0", out[0], []int{2}, []float64{2, 4}, 0)
 	checkTensor(t, "dX1", out[1], []int{2}, []float64{-1, -2}, 0)
 	checkTensor(t, "dw0", out[2], []int{1}, []float64{11}, 0)
@@ -121,6 +121,6 @@ func TestVariadicGradientOps(t *testing.T) {
 	if out[3].DataType() != blob.Float64 {
 		t.Errorf("dw1 has type %v, want w1's DOUBLE", out[3].DataType())
 	}
-	out = runOp(t, op("WeightedSumGradient", []string{"dY", "X0", "w0"}, []string{"dX0"}), f32([]int{2}, 1, 2), f32([]int{2}, 3, 4), f32([]int{1}, 3))
+	out = optest.MustRunOp(t, op("WeightedSumGradient", []string{"dY", "X0", "w0"}, []string{"dX0"}), f32([]int{2}, 1, 2), f32([]int{2}, 3, 4), f32([]int{1}, 3))
 	checkTensor(t, "dX0", out[0], []int{2}, []float64{3, 6}, 0)
 }

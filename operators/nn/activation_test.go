@@ -38,7 +38,7 @@ func TestActivationForward(t *testing.T) {
 				for i, v := range vals {
 					want[i] = tc.f(v)
 				}
-				out := runOp(t, opDef(tc.typ, []string{"X"}, []string{"Y"}, tc.args...), tensorOf(dt, vals, 2, 3, 5))
+				out := optest.MustRunOp(t, opDef(tc.typ, []string{"X"}, []string{"Y"}, tc.args...), tensorOf(dt, vals, 2, 3, 5))
 				expectTensor(t, "Y", out[0], dt, []int{2, 3, 5}, want, tolFor(dt))
 
 				// In place.
@@ -70,7 +70,7 @@ func TestActivationGradientForward(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.typ+"/"+dt.String(), func(t *testing.T) {
 				n := len(tc.y)
-				out := runOp(t, opDef(tc.typ, []string{"Y", "dY"}, []string{"dX"}, tc.args...), tensorOf(dt, tc.y, n), tensorOf(dt, tc.dy, 1, n))
+				out := optest.MustRunOp(t, opDef(tc.typ, []string{"Y", "dY"}, []string{"dX"}, tc.args...), tensorOf(dt, tc.y, n), tensorOf(dt, tc.dy, 1, n))
 				expectTensor(t, "dX", out[0], dt, []int{n}, tc.want, tolFor(dt))
 
 				// In place over dY, as the schema allows.
@@ -94,11 +94,11 @@ func TestActivationErrors(t *testing.T) {
 	}{
 		{"int input", opDef("Relu", []string{"X"}, []string{"Y"}), []*blob.Tensor{blob.MustFromSlice([]int32{1, 2}, 2)}},
 		{"mixed types", opDef("ReluGradient", []string{"Y", "dY"}, []string{"dX"}),
-			[]*blob.Tensor{f32([]float64{1, 2}, 2), tensorOf(blob.Float64, []float64{1, 2}, 2)}},
+			[]*blob.Tensor{optest.F32([]float64{1, 2}, 2), tensorOf(blob.Float64, []float64{1, 2}, 2)}},
 		{"size mismatch", opDef("TanhGradient", []string{"Y", "dY"}, []string{"dX"}),
-			[]*blob.Tensor{f32([]float64{1, 2}, 2), f32([]float64{1, 2, 3}, 3)}},
+			[]*blob.Tensor{optest.F32([]float64{1, 2}, 2), optest.F32([]float64{1, 2, 3}, 3)}},
 		{"in place Y→dX not allowed", opDef("SigmoidGradient", []string{"Y", "dY"}, []string{"Y"}),
-			[]*blob.Tensor{f32([]float64{1, 2}, 2), f32([]float64{1, 2}, 2)}},
+			[]*blob.Tensor{optest.F32([]float64{1, 2}, 2), optest.F32([]float64{1, 2}, 2)}},
 	}
 	for _, tc := range cases {
 		if _, err := optest.RunOp(tc.def, tc.inputs...); err == nil {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
@@ -17,7 +16,7 @@ type steadyCase struct {
 
 func steadyCases() []steadyCase {
 	r := newRand(61)
-	x := func(shape ...int) *blob.Tensor { return f32(randVals(r, numel(shape), -1, 1), shape...) }
+	x := func(shape ...int) *blob.Tensor { return optest.F32(randVals(r, numel(shape), -1, 1), shape...) }
 	mask := blob.MustFromSlice(make([]bool, 64*256), 64, 256)
 	return []steadyCase{
 		{"Relu", opDef("Relu", []string{"X"}, []string{"Y"}), []*blob.Tensor{x(64, 256)}},
@@ -47,53 +46,14 @@ func steadyCases() []steadyCase {
 	}
 }
 
-// instantiate feeds the inputs and creates the operator once, as a net
-// does.
-func instantiate(tb testing.TB, c steadyCase) operators.Operator {
-	tb.Helper()
-	w := optest.NewWorkspace()
-	for i, in := range c.def.Input {
-		w.Feed(in, c.inputs[i])
-	}
-	op, err := operators.Create(c.def, w, -1)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := op.Run(); err != nil {
-		tb.Fatal(err)
-	}
-	return op
-}
-
 func TestNoAllocationsInSteadyState(t *testing.T) {
 	for _, c := range steadyCases() {
-		op := instantiate(t, c)
-		var runErr error
-		allocs := testing.AllocsPerRun(10, func() {
-			if err := op.Run(); err != nil {
-				runErr = err
-			}
-		})
-		if runErr != nil {
-			t.Fatalf("%s: %v", c.name, runErr)
-		}
-		if allocs != 0 {
-			t.Errorf("%s: %v allocations per run", c.name, allocs)
-		}
+		t.Run(c.name, func(t *testing.T) { optest.AssertNoAllocs(t, c.def, c.inputs...) })
 	}
 }
 
 func BenchmarkOps(b *testing.B) {
 	for _, c := range steadyCases() {
-		b.Run(c.name, func(b *testing.B) {
-			op := instantiate(b, c)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := op.Run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(c.name, func(b *testing.B) { optest.Benchmark(b, optest.Steady(b, c.def, c.inputs...)) })
 	}
 }

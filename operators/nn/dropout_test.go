@@ -5,25 +5,18 @@ import (
 	"slices"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
-func seeded(def *netdef.OperatorDef, seed uint32) *netdef.OperatorDef {
-	def.DeviceOption = &netdef.DeviceOption{DeviceType: proto.Int32(netdef.CPU), RandomSeed: proto.Uint32(seed)}
-	return def
-}
-
 func TestDropoutTestMode(t *testing.T) {
 	for _, dt := range []blob.DataType{blob.Float32, blob.Float64} {
 		x := rounded(dt, randVals(newRand(41), 12, -2, 2))
 		for _, outs := range [][]string{{"Y"}, {"Y", "mask"}} {
 			def := opDef("Dropout", []string{"X"}, outs, argInt("is_test", 1), argFloat("ratio", 0.7))
-			out := runOp(t, def, tensorOf(dt, x, 3, 4))
+			out := optest.MustRunOp(t, def, tensorOf(dt, x, 3, 4))
 			expectTensor(t, "Y", out[0], dt, []int{3, 4}, x, 0)
 		}
 		// In place.
@@ -36,9 +29,9 @@ func TestDropoutTestMode(t *testing.T) {
 
 		// The test-mode gradient is a copy, with or without the mask input.
 		dy := rounded(dt, randVals(newRand(42), 12, -2, 2))
-		out := runOp(t, opDef("DropoutGrad", []string{"dY"}, []string{"dX"}, argInt("is_test", 1)), tensorOf(dt, dy, 4, 3))
+		out := optest.MustRunOp(t, opDef("DropoutGrad", []string{"dY"}, []string{"dX"}, argInt("is_test", 1)), tensorOf(dt, dy, 4, 3))
 		expectTensor(t, "dX", out[0], dt, []int{4, 3}, dy, 0)
-		out = runOp(t, opDef("DropoutGrad", []string{"dY", "mask"}, []string{"dX"}, argInt("is_test", 1)),
+		out = optest.MustRunOp(t, opDef("DropoutGrad", []string{"dY", "mask"}, []string{"dX"}, argInt("is_test", 1)),
 			tensorOf(dt, dy, 4, 3), blob.MustFromSlice(make([]bool, 12), 4, 3))
 		expectTensor(t, "dX", out[0], dt, []int{4, 3}, dy, 0)
 	}
@@ -49,8 +42,8 @@ func TestDropoutTraining(t *testing.T) {
 	for _, dt := range []blob.DataType{blob.Float32, blob.Float64} {
 		for _, ratio := range []float32{0, 0.3, 0.5, 0.9} {
 			x := rounded(dt, randVals(newRand(43), n, -2, 2))
-			def := seeded(opDef("Dropout", []string{"X"}, []string{"Y", "mask"}, argFloat("ratio", ratio)), 7)
-			out := runOp(t, def, tensorOf(dt, x, 100, n/100))
+			def := optest.Seeded(opDef("Dropout", []string{"X"}, []string{"Y", "mask"}, argFloat("ratio", ratio)), 7)
+			out := optest.MustRunOp(t, def, tensorOf(dt, x, 100, n/100))
 			if out[1].DataType() != blob.Bool || !slices.Equal(out[1].Dims(), []int{100, n / 100}) {
 				t.Fatalf("mask is %v %v", out[1].DataType(), out[1].Dims())
 			}
@@ -71,12 +64,12 @@ func TestDropoutTraining(t *testing.T) {
 			expectTensor(t, "Y", out[0], dt, []int{100, n / 100}, want, 1e-6)
 
 			// Same seed, same mask; another seed, another mask.
-			again := runOp(t, def, tensorOf(dt, x, 100, n/100))
+			again := optest.MustRunOp(t, def, tensorOf(dt, x, 100, n/100))
 			if !slices.Equal(blob.Data[bool](again[1]), mask) {
 				t.Errorf("ratio %v: the same seed gave another mask", ratio)
 			}
 			if ratio > 0 {
-				other := runOp(t, seeded(opDef("Dropout", []string{"X"}, []string{"Y", "mask"}, argFloat("ratio", ratio)), 8), tensorOf(dt, x, 100, n/100))
+				other := optest.MustRunOp(t, optest.Seeded(opDef("Dropout", []string{"X"}, []string{"Y", "mask"}, argFloat("ratio", ratio)), 8), tensorOf(dt, x, 100, n/100))
 				if slices.Equal(blob.Data[bool](other[1]), mask) {
 					t.Errorf("ratio %v: another seed gave the same mask", ratio)
 				}
@@ -90,7 +83,7 @@ func TestDropoutTraining(t *testing.T) {
 					wantDx[i] = dy[i] * scale
 				}
 			}
-			g := runOp(t, opDef("DropoutGrad", []string{"dY", "mask"}, []string{"dX"}, argFloat("ratio", ratio)), tensorOf(dt, dy, n), out[1])
+			g := optest.MustRunOp(t, opDef("DropoutGrad", []string{"dY", "mask"}, []string{"dX"}, argFloat("ratio", ratio)), tensorOf(dt, dy, n), out[1])
 			expectTensor(t, "dX", g[0], dt, []int{n}, wantDx, 1e-6)
 		}
 	}
@@ -99,8 +92,8 @@ func TestDropoutTraining(t *testing.T) {
 func TestDropoutInPlaceTraining(t *testing.T) {
 	w := optest.NewWorkspace()
 	x := []float64{1, 2, 3, 4, 5, 6, 7, 8}
-	w.Feed("X", f32(x, 8))
-	if err := w.Run(seeded(opDef("Dropout", []string{"X"}, []string{"X", "mask"}), 3)); err != nil {
+	w.Feed("X", optest.F32(x, 8))
+	if err := w.Run(optest.Seeded(opDef("Dropout", []string{"X"}, []string{"X", "mask"}), 3)); err != nil {
 		t.Fatal(err)
 	}
 	mask := blob.Data[bool](w.Tensor("mask"))
@@ -114,7 +107,7 @@ func TestDropoutInPlaceTraining(t *testing.T) {
 }
 
 func TestDropoutErrors(t *testing.T) {
-	x := f32([]float64{1, 2, 3}, 3)
+	x := optest.F32([]float64{1, 2, 3}, 3)
 	cases := []struct {
 		name   string
 		def    *netdef.OperatorDef
@@ -125,7 +118,7 @@ func TestDropoutErrors(t *testing.T) {
 		{"gradient ratio", opDef("DropoutGrad", []string{"X", "mask"}, []string{"Y"}, argFloat("ratio", 1.5)), []*blob.Tensor{x, blob.MustFromSlice([]bool{true, false, true}, 3)}},
 		{"training without mask", opDef("Dropout", []string{"X"}, []string{"Y"}), []*blob.Tensor{x}},
 		{"gradient without mask", opDef("DropoutGrad", []string{"X"}, []string{"Y"}), []*blob.Tensor{x}},
-		{"mask type", opDef("DropoutGrad", []string{"X", "mask"}, []string{"Y"}), []*blob.Tensor{x, f32([]float64{1, 0, 1}, 3)}},
+		{"mask type", opDef("DropoutGrad", []string{"X", "mask"}, []string{"Y"}), []*blob.Tensor{x, optest.F32([]float64{1, 0, 1}, 3)}},
 		{"mask size", opDef("DropoutGrad", []string{"X", "mask"}, []string{"Y"}), []*blob.Tensor{x, blob.MustFromSlice([]bool{true, false}, 2)}},
 		{"int input", opDef("Dropout", []string{"X"}, []string{"Y", "mask"}), []*blob.Tensor{blob.MustFromSlice([]int64{1}, 1)}},
 		{"mask in place", opDef("Dropout", []string{"X"}, []string{"Y", "X"}), []*blob.Tensor{x}},

@@ -55,7 +55,7 @@ func TestFCForward(t *testing.T) {
 				for i := range want {
 					want[i] += b[i%tc.n]
 				}
-				out := runOp(t, opDef(tc.typ(), []string{"X", "W", "b"}, []string{"Y"}, tc.args...),
+				out := optest.MustRunOp(t, opDef(tc.typ(), []string{"X", "W", "b"}, []string{"Y"}, tc.args...),
 					tensorOf(dt, x, tc.x...), tensorOf(dt, w, tc.w...), tensorOf(dt, b, tc.n))
 				expectTensor(t, "Y", out[0], dt, tc.y, want, tolFor(dt))
 			})
@@ -85,13 +85,13 @@ func TestFCGradientForward(t *testing.T) {
 				}
 				grad := tc.typ() + "Gradient"
 				in := []*blob.Tensor{tensorOf(dt, x, tc.x...), tensorOf(dt, w, tc.w...), tensorOf(dt, dy, tc.y...)}
-				out := runOp(t, opDef(grad, []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}, tc.args...), in...)
+				out := optest.MustRunOp(t, opDef(grad, []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}, tc.args...), in...)
 				expectTensor(t, "dW", out[0], dt, tc.w, dw, tolFor(dt))
 				expectTensor(t, "db", out[1], dt, []int{tc.n}, db, tolFor(dt))
 				expectTensor(t, "dX", out[2], dt, tc.x, dx, tolFor(dt))
 
 				// Without dX.
-				out = runOp(t, opDef(grad, []string{"X", "W", "dY"}, []string{"dW", "db"}, tc.args...), in...)
+				out = optest.MustRunOp(t, opDef(grad, []string{"X", "W", "dY"}, []string{"dW", "db"}, tc.args...), in...)
 				expectTensor(t, "dW", out[0], dt, tc.w, dw, tolFor(dt))
 				expectTensor(t, "db", out[1], dt, []int{tc.n}, db, tolFor(dt))
 			})
@@ -100,21 +100,21 @@ func TestFCGradientForward(t *testing.T) {
 }
 
 func TestFCErrors(t *testing.T) {
-	x := f32(make([]float64, 6), 2, 3)
+	x := optest.F32(make([]float64, 6), 2, 3)
 	cases := []struct {
 		name   string
 		def    *netdef.OperatorDef
 		inputs []*blob.Tensor
 	}{
-		{"K mismatch", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, f32(make([]float64, 8), 2, 4), f32(make([]float64, 2), 2)}},
-		{"transposed K mismatch", opDef("FCTransposed", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, f32(make([]float64, 6), 2, 3), f32(make([]float64, 3), 3)}},
-		{"bias size", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, f32(make([]float64, 6), 2, 3), f32(make([]float64, 3), 3)}},
-		{"bias rank", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, f32(make([]float64, 6), 2, 3), f32(make([]float64, 2), 1, 2)}},
-		{"axis", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}, argInt("axis", 2)), []*blob.Tensor{x, f32(make([]float64, 6), 2, 3), f32(make([]float64, 2), 2)}},
-		{"axis_w", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}, argInt("axis_w", -3)), []*blob.Tensor{x, f32(make([]float64, 6), 2, 3), f32(make([]float64, 2), 2)}},
-		{"W type", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, tensorOf(blob.Float64, make([]float64, 6), 2, 3), f32(make([]float64, 2), 2)}},
-		{"dY size", opDef("FCGradient", []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}), []*blob.Tensor{x, f32(make([]float64, 6), 2, 3), f32(make([]float64, 6), 2, 3)}},
-		{"one gradient output", opDef("FCGradient", []string{"X", "W", "dY"}, []string{"dW"}), []*blob.Tensor{x, f32(make([]float64, 6), 2, 3), f32(make([]float64, 4), 2, 2)}},
+		{"K mismatch", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, optest.F32(make([]float64, 8), 2, 4), optest.F32(make([]float64, 2), 2)}},
+		{"transposed K mismatch", opDef("FCTransposed", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 3), 3)}},
+		{"bias size", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 3), 3)}},
+		{"bias rank", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 2), 1, 2)}},
+		{"axis", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}, argInt("axis", 2)), []*blob.Tensor{x, optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 2), 2)}},
+		{"axis_w", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}, argInt("axis_w", -3)), []*blob.Tensor{x, optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 2), 2)}},
+		{"W type", opDef("FC", []string{"X", "W", "b"}, []string{"Y"}), []*blob.Tensor{x, tensorOf(blob.Float64, make([]float64, 6), 2, 3), optest.F32(make([]float64, 2), 2)}},
+		{"dY size", opDef("FCGradient", []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}), []*blob.Tensor{x, optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 6), 2, 3)}},
+		{"one gradient output", opDef("FCGradient", []string{"X", "W", "dY"}, []string{"dW"}), []*blob.Tensor{x, optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 4), 2, 2)}},
 	}
 	for _, tc := range cases {
 		if _, err := optest.RunOp(tc.def, tc.inputs...); err == nil {

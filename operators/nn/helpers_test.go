@@ -8,7 +8,6 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
@@ -54,8 +53,6 @@ func tensorOf(dtype blob.DataType, vals []float64, shape ...int) *blob.Tensor {
 	return blob.MustFromSlice(f, shape...)
 }
 
-func f32(vals []float64, shape ...int) *blob.Tensor { return tensorOf(blob.Float32, vals, shape...) }
-
 // rounded returns vals rounded to float32 when dtype is Float32, so that
 // references see the same inputs as the operator.
 func rounded(dtype blob.DataType, vals []float64) []float64 {
@@ -65,15 +62,6 @@ func rounded(dtype blob.DataType, vals []float64) []float64 {
 	out := make([]float64, len(vals))
 	for i, v := range vals {
 		out[i] = float64(float32(v))
-	}
-	return out
-}
-
-func runOp(t *testing.T, def *netdef.OperatorDef, inputs ...*blob.Tensor) []*blob.Tensor {
-	t.Helper()
-	out, err := optest.RunOp(def, inputs...)
-	if err != nil {
-		t.Fatalf("%s: %v", def.GetType(), err)
 	}
 	return out
 }

@@ -39,12 +39,12 @@ func TestMatMulForward(t *testing.T) {
 				b := rounded(dt, randVals(r, numel(tc.b), -1, 1))
 				want, _, _ := refMatMul(a, tc.ar, tc.ac, tc.transA, b, tc.br, tc.bc, tc.transB)
 				args := append([]*netdef.Argument{argInt("trans_a", b2i(tc.transA)), argInt("trans_b", b2i(tc.transB))}, tc.args...)
-				out := runOp(t, opDef("MatMul", []string{"A", "B"}, []string{"Y"}, args...), tensorOf(dt, a, tc.a...), tensorOf(dt, b, tc.b...))
+				out := optest.MustRunOp(t, opDef("MatMul", []string{"A", "B"}, []string{"Y"}, args...), tensorOf(dt, a, tc.a...), tensorOf(dt, b, tc.b...))
 				expectTensor(t, "Y", out[0], dt, tc.y, want, tolFor(dt))
 
 				// A third input gives the output its shape.
 				shape := []int{1, numel(tc.y), 1}
-				out = runOp(t, opDef("MatMul", []string{"A", "B", "S"}, []string{"Y"}, args...),
+				out = optest.MustRunOp(t, opDef("MatMul", []string{"A", "B", "S"}, []string{"Y"}, args...),
 					tensorOf(dt, a, tc.a...), tensorOf(dt, b, tc.b...), blob.MustFromSlice(make([]int32, numel(shape)), shape...))
 				expectTensor(t, "Y (shaped)", out[0], dt, shape, want, tolFor(dt))
 			})
@@ -65,12 +65,12 @@ func TestMatMulErrors(t *testing.T) {
 		def    *netdef.OperatorDef
 		inputs []*blob.Tensor
 	}{
-		{"K mismatch", opDef("MatMul", []string{"A", "B"}, []string{"Y"}), []*blob.Tensor{f32(make([]float64, 6), 2, 3), f32(make([]float64, 8), 4, 2)}},
-		{"K mismatch transposed", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("trans_a", 1)), []*blob.Tensor{f32(make([]float64, 6), 2, 3), f32(make([]float64, 6), 3, 2)}},
-		{"axis_a", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("axis_a", 2)), []*blob.Tensor{f32(make([]float64, 6), 2, 3), f32(make([]float64, 6), 3, 2)}},
-		{"axis_b", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("axis_b", -3)), []*blob.Tensor{f32(make([]float64, 6), 2, 3), f32(make([]float64, 6), 3, 2)}},
-		{"shape input size", opDef("MatMul", []string{"A", "B", "S"}, []string{"Y"}), []*blob.Tensor{f32(make([]float64, 6), 2, 3), f32(make([]float64, 6), 3, 2), f32(make([]float64, 3), 3)}},
-		{"B type", opDef("MatMul", []string{"A", "B"}, []string{"Y"}), []*blob.Tensor{f32(make([]float64, 6), 2, 3), tensorOf(blob.Float64, make([]float64, 6), 3, 2)}},
+		{"K mismatch", opDef("MatMul", []string{"A", "B"}, []string{"Y"}), []*blob.Tensor{optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 8), 4, 2)}},
+		{"K mismatch transposed", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("trans_a", 1)), []*blob.Tensor{optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 6), 3, 2)}},
+		{"axis_a", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("axis_a", 2)), []*blob.Tensor{optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 6), 3, 2)}},
+		{"axis_b", opDef("MatMul", []string{"A", "B"}, []string{"Y"}, argInt("axis_b", -3)), []*blob.Tensor{optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 6), 3, 2)}},
+		{"shape input size", opDef("MatMul", []string{"A", "B", "S"}, []string{"Y"}), []*blob.Tensor{optest.F32(make([]float64, 6), 2, 3), optest.F32(make([]float64, 6), 3, 2), optest.F32(make([]float64, 3), 3)}},
+		{"B type", opDef("MatMul", []string{"A", "B"}, []string{"Y"}), []*blob.Tensor{optest.F32(make([]float64, 6), 2, 3), tensorOf(blob.Float64, make([]float64, 6), 3, 2)}},
 	}
 	for _, tc := range cases {
 		if _, err := optest.RunOp(tc.def, tc.inputs...); err == nil {
@@ -201,7 +201,7 @@ func TestBatchMatMulForward(t *testing.T) {
 				want, shape := refBatchMatMul(a, tc.a, tc.transA, b, tc.b, tc.transB)
 				def := opDef("BatchMatMul", []string{"A", "B"}, []string{"Y"},
 					argInt("trans_a", b2i(tc.transA)), argInt("trans_b", b2i(tc.transB)), argInt("broadcast", b2i(tc.broadcast)))
-				out := runOp(t, def, tensorOf(dt, a, tc.a...), tensorOf(dt, b, tc.b...))
+				out := optest.MustRunOp(t, def, tensorOf(dt, a, tc.a...), tensorOf(dt, b, tc.b...))
 				expectTensor(t, "Y", out[0], dt, shape, want, tolFor(dt))
 			})
 		}
@@ -209,7 +209,7 @@ func TestBatchMatMulForward(t *testing.T) {
 }
 
 func TestBatchMatMulErrors(t *testing.T) {
-	z := func(shape ...int) *blob.Tensor { return f32(make([]float64, numel(shape)), shape...) }
+	z := func(shape ...int) *blob.Tensor { return optest.F32(make([]float64, numel(shape)), shape...) }
 	bmm := func(args ...*netdef.Argument) *netdef.OperatorDef {
 		return opDef("BatchMatMul", []string{"A", "B"}, []string{"Y"}, args...)
 	}

@@ -9,29 +9,14 @@ import (
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
-// refSoftmax normalizes rows of length d.
-func refSoftmax(x []float64, d int) []float64 {
-	y := make([]float64, len(x))
-	for r := 0; r < len(x)/d; r++ {
-		var s float64
-		for j := 0; j < d; j++ {
-			s += math.Exp(x[r*d+j])
-		}
-		for j := 0; j < d; j++ {
-			y[r*d+j] = math.Exp(x[r*d+j]) / s
-		}
-	}
-	return y
-}
-
 func TestSoftmaxHandValues(t *testing.T) {
 	// softmax(0, ln 3) = (1/4, 3/4); large inputs must not overflow.
-	out := runOp(t, opDef("Softmax", []string{"X"}, []string{"Y"}), tensorOf(blob.Float64, []float64{0, math.Log(3), 1000, 1000}, 2, 2))
+	out := optest.MustRunOp(t, opDef("Softmax", []string{"X"}, []string{"Y"}), tensorOf(blob.Float64, []float64{0, math.Log(3), 1000, 1000}, 2, 2))
 	expectTensor(t, "Y", out[0], blob.Float64, []int{2, 2}, []float64{0.25, 0.75, 0.5, 0.5}, 1e-15)
 
 	// dX = Y·(dY − ⟨Y, dY⟩): Y = (1/4, 3/4), dY = (1, 0), ⟨Y, dY⟩ = 1/4.
-	out = runOp(t, opDef("SoftmaxGradient", []string{"Y", "dY"}, []string{"dX"}),
-		f32([]float64{0.25, 0.75}, 1, 2), f32([]float64{1, 0}, 1, 2))
+	out = optest.MustRunOp(t, opDef("SoftmaxGradient", []string{"Y", "dY"}, []string{"dX"}),
+		optest.F32([]float64{0.25, 0.75}, 1, 2), optest.F32([]float64{1, 0}, 1, 2))
 	expectTensor(t, "dX", out[0], blob.Float32, []int{1, 2}, []float64{0.1875, -0.1875}, 1e-7)
 }
 
@@ -50,16 +35,16 @@ func TestSoftmaxForward(t *testing.T) {
 	for _, dt := range []blob.DataType{blob.Float32, blob.Float64} {
 		for _, tc := range cases {
 			x := rounded(dt, randVals(newRand(3), 24, -5, 5))
-			out := runOp(t, opDef("Softmax", []string{"X"}, []string{"Y"}, tc.args...), tensorOf(dt, x, shape...))
-			expectTensor(t, "Y", out[0], dt, shape, refSoftmax(x, tc.d), tolFor(dt))
+			out := optest.MustRunOp(t, opDef("Softmax", []string{"X"}, []string{"Y"}, tc.args...), tensorOf(dt, x, shape...))
+			expectTensor(t, "Y", out[0], dt, shape, optest.RefSoftmax(x, tc.d), tolFor(dt))
 		}
 	}
 }
 
 func TestSoftmaxEmpty(t *testing.T) {
-	out := runOp(t, opDef("Softmax", []string{"X"}, []string{"Y"}), f32(nil, 0, 4))
+	out := optest.MustRunOp(t, opDef("Softmax", []string{"X"}, []string{"Y"}), optest.F32(nil, 0, 4))
 	expectTensor(t, "Y", out[0], blob.Float32, []int{0, 4}, nil, 0)
-	out = runOp(t, opDef("SoftmaxGradient", []string{"Y", "dY"}, []string{"dX"}), f32(nil, 0, 4), f32(nil, 0, 4))
+	out = optest.MustRunOp(t, opDef("SoftmaxGradient", []string{"Y", "dY"}, []string{"dX"}), optest.F32(nil, 0, 4), optest.F32(nil, 0, 4))
 	expectTensor(t, "dX", out[0], blob.Float32, []int{0, 4}, nil, 0)
 }
 
@@ -69,12 +54,12 @@ func TestSoftmaxErrors(t *testing.T) {
 		def    *netdef.OperatorDef
 		inputs []*blob.Tensor
 	}{
-		{"axis out of range", opDef("Softmax", []string{"X"}, []string{"Y"}, argInt("axis", 2)), []*blob.Tensor{f32([]float64{1, 2}, 1, 2)}},
-		{"1-D input with default axis", opDef("Softmax", []string{"X"}, []string{"Y"}), []*blob.Tensor{f32([]float64{1, 2}, 2)}},
-		{"negative axis out of range", opDef("Softmax", []string{"X"}, []string{"Y"}, argInt("axis", -3)), []*blob.Tensor{f32([]float64{1, 2}, 1, 2)}},
+		{"axis out of range", opDef("Softmax", []string{"X"}, []string{"Y"}, argInt("axis", 2)), []*blob.Tensor{optest.F32([]float64{1, 2}, 1, 2)}},
+		{"1-D input with default axis", opDef("Softmax", []string{"X"}, []string{"Y"}), []*blob.Tensor{optest.F32([]float64{1, 2}, 2)}},
+		{"negative axis out of range", opDef("Softmax", []string{"X"}, []string{"Y"}, argInt("axis", -3)), []*blob.Tensor{optest.F32([]float64{1, 2}, 1, 2)}},
 		{"gradient size mismatch", opDef("SoftmaxGradient", []string{"Y", "dY"}, []string{"dX"}),
-			[]*blob.Tensor{f32([]float64{1, 2}, 1, 2), f32([]float64{1}, 1, 1)}},
-		{"not in place", opDef("Softmax", []string{"X"}, []string{"X"}), []*blob.Tensor{f32([]float64{1, 2}, 1, 2)}},
+			[]*blob.Tensor{optest.F32([]float64{1, 2}, 1, 2), optest.F32([]float64{1}, 1, 1)}},
+		{"not in place", opDef("Softmax", []string{"X"}, []string{"X"}), []*blob.Tensor{optest.F32([]float64{1, 2}, 1, 2)}},
 		{"string input", opDef("Softmax", []string{"X"}, []string{"Y"}), []*blob.Tensor{blob.MustFromSlice([]string{"a"}, 1, 1)}},
 	}
 	for _, tc := range cases {

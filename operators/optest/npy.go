@@ -1,4 +1,4 @@
-package tests
+package optest
 
 import (
 	"bytes"
@@ -13,15 +13,21 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 )
 
+// npySizes are the element sizes of the dtypes ReadNPY reads (0 for the
+// others, which it rejects).
+var npySizes = map[string]int{"<f4": 4, "<f8": 8, "<i4": 4, "<i8": 8, "|b1": 1, "|u1": 1}
+
 var (
 	npyDescr = regexp.MustCompile(`'descr':\s*'([^']*)'`)
 	npyOrder = regexp.MustCompile(`'fortran_order':\s*(True|False)`)
 	npyShape = regexp.MustCompile(`'shape':\s*\(([^)]*)\)`)
 )
 
-// readNPY reads a little-endian NumPy .npy file (format 1.x or 2.x, C order)
-// of a numeric or boolean dtype into a tensor.
-func readNPY(path string) (*blob.Tensor, error) {
+// ReadNPY reads a little-endian NumPy .npy file (format 1.x, 2.x or 3.x, C
+// order) of dtype float32, float64, int32, int64, bool or uint8 into a
+// tensor, such as the inputs and outputs of Caffe2's serialized operator
+// tests. An error from reading the file is returned as is.
+func ReadNPY(path string) (*blob.Tensor, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -34,9 +40,15 @@ func readNPY(path string) (*blob.Tensor, error) {
 	case 1:
 		hlen, off = int(binary.LittleEndian.Uint16(data[8:10])), 10
 	case 2, 3:
+		if len(data) < 12 {
+			return nil, fmt.Errorf("%s: truncated npy header", path)
+		}
 		hlen, off = int(binary.LittleEndian.Uint32(data[8:12])), 12
 	default:
 		return nil, fmt.Errorf("%s: npy version %d", path, data[6])
+	}
+	if hlen > len(data)-off {
+		return nil, fmt.Errorf("%s: truncated npy header", path)
 	}
 	header := string(data[off : off+hlen])
 	body := data[off+hlen:]
@@ -55,7 +67,7 @@ func readNPY(path string) (*blob.Tensor, error) {
 			continue
 		}
 		d, err := strconv.Atoi(f)
-		if err != nil {
+		if err != nil || d < 0 {
 			return nil, fmt.Errorf("%s: bad shape %q", path, shapeM[1])
 		}
 		shape = append(shape, d)
@@ -63,6 +75,9 @@ func readNPY(path string) (*blob.Tensor, error) {
 	n := 1
 	for _, d := range shape {
 		n *= d
+	}
+	if size := npySizes[descr[1]]; len(body) < n*size {
+		return nil, fmt.Errorf("%s: %d data bytes for %d elements of %s", path, len(body), n, descr[1])
 	}
 	le := binary.LittleEndian
 	switch descr[1] {

@@ -1,7 +1,9 @@
 // Package optest helps test operator implementations: a map-backed
-// workspace, a one-call way to run an operator on given tensors, and a
-// numeric gradient checker that compares an operator's registered gradient
-// with central finite differences.
+// workspace, a one-call way to run an operator on given tensors, a numeric
+// gradient checker that compares an operator's registered gradient with
+// central finite differences, checks that an operator in steady state does
+// not allocate, builders of tensors and expected gradient operators, and a
+// reader of the NumPy .npy files of Caffe2's serialized operator tests.
 package optest
 
 import (

@@ -18,9 +18,9 @@ func steadyOps(t testing.TB, n int) map[string]operators.Operator {
 		ones[i] = 0.5
 	}
 	for _, name := range []string{"g", "m", "m2", "p"} {
-		w.Feed(name, f32s(ones, n))
+		w.Feed(name, optest.F32(ones, n))
 	}
-	w.Feed("lr", f32s([]float64{-0.01}))
+	w.Feed("lr", optest.F32([]float64{-0.01}))
 	w.Feed("it", blob.MustFromSlice([]int64{0}))
 	run(t, create(t, w, netdef.NewOperator("CreateMutex", nil, []string{"mutex"})))
 	defs := map[string]*netdef.OperatorDef{
@@ -43,26 +43,11 @@ func steadyOps(t testing.TB, n int) map[string]operators.Operator {
 
 func TestOptimizersDoNotAllocate(t *testing.T) {
 	for name, op := range steadyOps(t, 64) {
-		if n := testing.AllocsPerRun(20, func() {
-			if err := op.Run(); err != nil {
-				t.Fatal(err)
-			}
-		}); n != 0 {
-			t.Errorf("%s: %v allocations per run, want 0", name, n)
-		}
+		t.Run(name, func(t *testing.T) { optest.AssertOpNoAllocs(t, op) })
 	}
 }
 
-func benchOp(b *testing.B, name string) {
-	op := steadyOps(b, 1<<16)[name]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if err := op.Run(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func benchOp(b *testing.B, name string) { optest.Benchmark(b, steadyOps(b, 1<<16)[name]) }
 
 func BenchmarkMomentumSGDUpdate(b *testing.B) { benchOp(b, "MomentumSGDUpdate") }
 func BenchmarkAdam(b *testing.B)              { benchOp(b, "Adam") }

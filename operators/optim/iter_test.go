@@ -151,11 +151,7 @@ func TestOptimGradientKinds(t *testing.T) {
 		{netdef.NewOperator("Adam", []string{"p", "m1", "m2", "g", "lr", "it"}, []string{"p", "m1", "m2"}), true},
 		{netdef.NewOperator("Adagrad", []string{"p", "h", "g", "lr"}, []string{"p", "h"}), true},
 	} {
-		gradOut := make([]operators.Gradient, len(tc.def.Output))
-		for i, o := range tc.def.Output {
-			gradOut[i] = operators.Dense(o + "_grad")
-		}
-		gd, err := operators.GetGradientDefs(tc.def, gradOut)
+		gd, err := operators.GetGradientDefs(tc.def, optest.DenseGradients(tc.def))
 		switch {
 		case tc.forbidden && err == nil:
 			t.Errorf("%s: gradient allowed, want it forbidden", tc.def.GetType())

@@ -10,23 +10,6 @@ import (
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
-// TestMomentumSGDCaffe2 replays Caffe2's serialized test
-// momentum_sgd_test.test_momentum_sgd (inputs and outputs copied from it).
-func TestMomentumSGDCaffe2(t *testing.T) {
-	def := netdef.NewOperator("MomentumSGD", []string{"grad", "param_momentum", "lr"}, []string{"grad", "param_momentum"},
-		netdef.ArgInt("nesterov", 0), netdef.ArgFloat("momentum", 0.9))
-	out, err := optest.RunOp(def,
-		blob.MustFromSlice([]float32{0.26593881845474243, 0.14866040647029877, 0.049776431173086166, 0.3717409372329712}),
-		blob.MustFromSlice([]float32{0.30777740478515625, 0.4073428213596344, 0.12643426656723022, 0.4795781373977661}),
-		blob.MustFromSlice([]float32{0.8257986903190613}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []float64{0.4966115951538086, 0.4893721044063568, 0.15489615499973297, 0.7386034727096558}
-	checkClose(t, "grad", out[0].AsFloat64s(), want, 1e-4)
-	checkClose(t, "param_momentum", out[1].AsFloat64s(), want, 1e-4)
-}
-
 // momentumRef is the momentum step computed in float64.
 func momentumRef(g, m []float64, lr, mu float64, nesterov bool) (adj, mom []float64) {
 	adj, mom = make([]float64, len(g)), make([]float64, len(g))
@@ -64,7 +47,7 @@ func TestMomentumSGDUpdateSteps(t *testing.T) {
 			exact := func(v []float64) []float64 { return v }
 			if tc.dtype == blob.Float32 {
 				lr, tol = float64(float32(lr)), 1e-5
-				feed = func(name string, v []float64, shape ...int) { w.Feed(name, f32s(v, shape...)) }
+				feed = func(name string, v []float64, shape ...int) { w.Feed(name, optest.F32(v, shape...)) }
 				exact = widen
 			}
 			param := []float64{1, 2, 3, -1, -2, 0.5}
@@ -91,14 +74,14 @@ func TestMomentumSGDUpdateSteps(t *testing.T) {
 				for i := range param {
 					param[i] -= adj[i]
 				}
-				checkClose(t, "adjusted grad", values(t, w, "grad"), adj, tol)
-				checkClose(t, "momentum", values(t, w, "mom"), mom, tol)
-				checkClose(t, "param", values(t, w, outParam), param, tol)
+				optest.CheckClose(t, "adjusted grad", values(t, w, "grad"), adj, tol)
+				optest.CheckClose(t, "momentum", values(t, w, "mom"), mom, tol)
+				optest.CheckClose(t, "param", values(t, w, outParam), param, tol)
 				if x := w.Tensor(outParam); x.DataType() != tc.dtype || len(x.Dims()) != 2 || x.Dim(0) != 2 || x.Dim(1) != 3 {
 					t.Fatalf("param is %v", x)
 				}
 				if !tc.inPlace {
-					checkClose(t, "input param", values(t, w, "param"), exact(fed), 0)
+					optest.CheckClose(t, "input param", values(t, w, "param"), exact(fed), 0)
 				}
 			}
 		})
@@ -139,25 +122,25 @@ func TestAdamSteps(t *testing.T) {
 			w := optest.NewWorkspace()
 			p := []float64{1, -2, 0.5, 3}
 			m1, m2 := make([]float64, 4), make([]float64, 4)
-			w.Feed("p", f32s(p))
-			w.Feed("m1", f32s(m1))
-			w.Feed("m2", f32s(m2))
-			w.Feed("lr", f32s([]float64{lr}))
-			w.Feed("g", f32s(grads[0]))
+			w.Feed("p", optest.F32(p))
+			w.Feed("m1", optest.F32(m1))
+			w.Feed("m2", optest.F32(m2))
+			w.Feed("lr", optest.F32([]float64{lr}))
+			w.Feed("g", optest.F32(grads[0]))
 			w.Feed("iter", blob.MustFromSlice([]int64{0}))
 			outs := []string{"p", "m1", "m2", "eg"}[:tc.outputs]
 			op := create(t, w, netdef.NewOperator("Adam", []string{"p", "m1", "m2", "g", "lr", "iter"}, outs, tc.args...))
 			for step, g := range grads {
-				w.Feed("g", f32s(g))
+				w.Feed("g", optest.F32(g))
 				blob.Data[int64](w.Tensor("iter"))[0] = int64(step)
 				run(t, op)
 				var eg []float64
 				p, m1, m2, eg = adamRef(p, widen(g), m1, m2, lr, b1, b2, eps, step)
-				checkClose(t, "param", values(t, w, "p"), p, 1e-5)
-				checkClose(t, "moment_1", values(t, w, "m1"), m1, 1e-5)
-				checkClose(t, "moment_2", values(t, w, "m2"), m2, 1e-5)
+				optest.CheckClose(t, "param", values(t, w, "p"), p, 1e-5)
+				optest.CheckClose(t, "moment_1", values(t, w, "m1"), m1, 1e-5)
+				optest.CheckClose(t, "moment_2", values(t, w, "m2"), m2, 1e-5)
 				if tc.outputs == 4 {
-					checkClose(t, "effective grad", values(t, w, "eg"), eg, 1e-5)
+					optest.CheckClose(t, "effective grad", values(t, w, "eg"), eg, 1e-5)
 				}
 			}
 		})
@@ -172,15 +155,15 @@ func TestAdagradSteps(t *testing.T) {
 			const eps, lr = 1e-3, 0.1
 			p := []float64{1, -2, 0.5, 3, 0, 0}
 			h := make([]float64, len(p))
-			w.Feed("p", f32s(p, 3, 2))
-			w.Feed("h", f32s(h, 3, 2))
-			w.Feed("g", f32s(grads[0], 3, 2))
-			w.Feed("lr", f32s([]float64{lr}))
+			w.Feed("p", optest.F32(p, 3, 2))
+			w.Feed("h", optest.F32(h, 3, 2))
+			w.Feed("g", optest.F32(grads[0], 3, 2))
+			w.Feed("lr", optest.F32([]float64{lr}))
 			outs := []string{"p", "h", "elr", "upd"}[:outputs]
 			op := create(t, w, netdef.NewOperator("Adagrad", []string{"p", "h", "g", "lr"}, outs,
 				netdef.ArgFloat("epsilon", eps), netdef.ArgFloat("decay", float32(decay))))
 			for _, g := range grads {
-				w.Feed("g", f32s(g, 3, 2))
+				w.Feed("g", optest.F32(g, 3, 2))
 				run(t, op)
 				g = widen(g)
 				elr, upd := make([]float64, len(p)), make([]float64, len(p))
@@ -190,13 +173,13 @@ func TestAdagradSteps(t *testing.T) {
 					upd[i] = elr[i] * g[i]
 					p[i] += upd[i]
 				}
-				checkClose(t, "param", values(t, w, "p"), p, 1e-5)
-				checkClose(t, "moment", values(t, w, "h"), h, 1e-5)
+				optest.CheckClose(t, "param", values(t, w, "p"), p, 1e-5)
+				optest.CheckClose(t, "moment", values(t, w, "h"), h, 1e-5)
 				if outputs > 2 {
-					checkClose(t, "effective lr", values(t, w, "elr"), elr, 1e-5)
+					optest.CheckClose(t, "effective lr", values(t, w, "elr"), elr, 1e-5)
 				}
 				if outputs > 3 {
-					checkClose(t, "update", values(t, w, "upd"), upd, 1e-5)
+					optest.CheckClose(t, "update", values(t, w, "upd"), upd, 1e-5)
 				}
 			}
 		}
@@ -250,9 +233,9 @@ func TestAdamAdagradFloat64(t *testing.T) {
 	}
 	b1, b2, eps := float64(float32(0.9)), float64(float32(0.999)), float64(float32(1e-5))
 	np, nm1, nm2, _ := adamRef(p, g, m1, m2, -0.1, b1, b2, eps, 4)
-	checkClose(t, "Adam param", out[0].AsFloat64s(), np, 1e-12)
-	checkClose(t, "Adam moment_1", out[1].AsFloat64s(), nm1, 1e-12)
-	checkClose(t, "Adam moment_2", out[2].AsFloat64s(), nm2, 1e-12)
+	optest.CheckClose(t, "Adam param", out[0].AsFloat64s(), np, 1e-12)
+	optest.CheckClose(t, "Adam moment_1", out[1].AsFloat64s(), nm1, 1e-12)
+	optest.CheckClose(t, "Adam moment_2", out[2].AsFloat64s(), nm2, 1e-12)
 
 	adagrad := netdef.NewOperator("Adagrad", []string{"p", "h", "g", "lr"}, []string{"p", "h", "elr", "upd"})
 	out, err = optest.RunOp(adagrad, f64(p), f64(m2), f64(g), f64([]float64{0.1}))
@@ -267,6 +250,6 @@ func TestAdamAdagradFloat64(t *testing.T) {
 		wantP[i] = p[i] + wantU[i]
 	}
 	for i, want := range [][]float64{wantP, wantH, wantE, wantU} {
-		checkClose(t, adagrad.Output[i], out[i].AsFloat64s(), want, 1e-12)
+		optest.CheckClose(t, adagrad.Output[i], out[i].AsFloat64s(), want, 1e-12)
 	}
 }

@@ -48,8 +48,8 @@ func TestArgMaxMin(t *testing.T) {
 				if a < 0 {
 					a += 3
 				}
-				want, wantDims := naiveArg(f32(x).AsFloat64s(), dims, a, typ == "ArgMax", keep)
-				for _, in := range []*blob.Tensor{f32(x, dims...), blob.MustFromSlice(f32(x).AsFloat64s(), dims...)} {
+				want, wantDims := naiveArg(optest.F32(x).AsFloat64s(), dims, a, typ == "ArgMax", keep)
+				for _, in := range []*blob.Tensor{optest.F32(x, dims...), blob.MustFromSlice(optest.F32(x).AsFloat64s(), dims...)} {
 					out, err := optest.RunOp(def, in)
 					if err != nil {
 						t.Fatal(err)
@@ -78,36 +78,25 @@ func TestArgMaxMin(t *testing.T) {
 	checkDims(t, "int32 ArgMin", out[0].Dims(), []int{2, 1})
 }
 
-// TestArgMaxCaffe2 replays arg_ops_test.test_argmax.
-func TestArgMaxCaffe2(t *testing.T) {
-	def := netdef.NewOperator("ArgMax", []string{"X"}, []string{"Indices"}, netdef.ArgInt("keepdims", 0), netdef.ArgInt("axis", 0))
-	def.DeviceOption = &netdef.DeviceOption{}
-	out, err := optest.RunOp(def, f32([]float64{0}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkDims(t, "Indices", out[0].Dims(), []int{})
-	if out[0].DataType() != blob.Int64 || blob.Data[int64](out[0])[0] != 0 {
-		t.Errorf("Indices = %v %v, want int64 0", out[0], out[0].AsFloat64s())
-	}
-	if _, err := operators.GetGradientDefs(def, []operators.Gradient{operators.Dense("Indices_grad")}); err == nil {
-		t.Error("ArgMax gradient allowed, want it forbidden")
-	}
-}
-
 func TestArgErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		def  *netdef.OperatorDef
 		in   *blob.Tensor
 	}{
-		{"axis", netdef.NewOperator("ArgMax", []string{"X"}, []string{"I"}, netdef.ArgInt("axis", 2)), f32(distinct(4, 1), 2, 2)},
+		{"axis", netdef.NewOperator("ArgMax", []string{"X"}, []string{"I"}, netdef.ArgInt("axis", 2)), optest.F32(distinct(4, 1), 2, 2)},
 		{"scalar", netdef.NewOperator("ArgMin", []string{"X"}, []string{"I"}), blob.Scalar[float32](1)},
-		{"empty axis", netdef.NewOperator("ArgMax", []string{"X"}, []string{"I"}), f32(nil, 2, 0)},
+		{"empty axis", netdef.NewOperator("ArgMax", []string{"X"}, []string{"I"}), optest.F32(nil, 2, 0)},
 		{"bool", netdef.NewOperator("ArgMax", []string{"X"}, []string{"I"}), blob.MustFromSlice([]bool{true})},
 	} {
 		if _, err := optest.RunOp(tc.def, tc.in); err == nil || !strings.Contains(err.Error(), `"X"`) {
 			t.Errorf("%s: error %v, want one naming \"X\"", tc.name, err)
+		}
+	}
+	for _, typ := range []string{"ArgMax", "ArgMin"} {
+		def := netdef.NewOperator(typ, []string{"X"}, []string{"I"})
+		if _, err := operators.GetGradientDefs(def, optest.DenseGradients(def)); err == nil {
+			t.Errorf("%s gradient allowed, want it forbidden", typ)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 func steadyOps(t testing.TB, b, m, n int) map[string]operators.Operator {
 	w := optest.NewWorkspace()
 	x := distinct(b*m*n, 1)
-	w.Feed("X", f32(x, b, m, n))
+	w.Feed("X", optest.F32(x, b, m, n))
 	w.Feed("L", blob.MustFromSlice(make([]int32, b*m)))
 	for i := range blob.Data[int32](w.Tensor("L")) {
 		blob.Data[int32](w.Tensor("L"))[i] = int32(i % (n + 1))
@@ -58,26 +58,11 @@ func steadyOps(t testing.TB, b, m, n int) map[string]operators.Operator {
 
 func TestReductionsDoNotAllocate(t *testing.T) {
 	for name, op := range steadyOps(t, 2, 6, 8) {
-		if n := testing.AllocsPerRun(20, func() {
-			if err := op.Run(); err != nil {
-				t.Fatal(err)
-			}
-		}); n != 0 {
-			t.Errorf("%s: %v allocations per run, want 0", name, n)
-		}
+		t.Run(name, func(t *testing.T) { optest.AssertOpNoAllocs(t, op) })
 	}
 }
 
-func benchOp(b *testing.B, name string) {
-	op := steadyOps(b, 16, 64, 256)[name]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if err := op.Run(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func benchOp(b *testing.B, name string) { optest.Benchmark(b, steadyOps(b, 16, 64, 256)[name]) }
 
 func BenchmarkReduceSumMiddleAxis(b *testing.B)  { benchOp(b, "ReduceSum") }
 func BenchmarkReduceMeanOuterAxes(b *testing.B)  { benchOp(b, "ReduceMean") }

@@ -23,7 +23,7 @@ func TestSumElements(t *testing.T) {
 		{"SumSqrElements", true, 209.0 / 9},
 	} {
 		def := netdef.NewOperator(tc.typ, []string{"X"}, []string{"Y"}, netdef.ArgBool("average", tc.average))
-		for _, in := range []*blob.Tensor{f32(x, 3, 3), blob.MustFromSlice(append([]float64(nil), x...), 3, 3)} {
+		for _, in := range []*blob.Tensor{optest.F32(x, 3, 3), blob.MustFromSlice(append([]float64(nil), x...), 3, 3)} {
 			out, err := optest.RunOp(def, in)
 			if err != nil {
 				t.Fatal(err)
@@ -32,7 +32,7 @@ func TestSumElements(t *testing.T) {
 			if out[0].DataType() != in.DataType() {
 				t.Errorf("%s: output type %v, want %v", tc.typ, out[0].DataType(), in.DataType())
 			}
-			checkClose(t, tc.typ, out[0].AsFloat64s(), []float64{tc.want}, 1e-6)
+			optest.CheckClose(t, tc.typ, out[0].AsFloat64s(), []float64{tc.want}, 1e-6)
 		}
 	}
 	out, err := optest.RunOp(netdef.NewOperator("SumElementsInt", []string{"X"}, []string{"Y"}), blob.MustFromSlice([]int32{3, -4, 10}))
@@ -42,11 +42,11 @@ func TestSumElements(t *testing.T) {
 	if out[0].DataType() != blob.Int32 || out[0].NumDims() != 0 || blob.Data[int32](out[0])[0] != 9 {
 		t.Errorf("SumElementsInt = %v %v, want int32 scalar 9", out[0], out[0].AsFloat64s())
 	}
-	out, err = optest.RunOp(netdef.NewOperator("SumElements", []string{"X"}, []string{"Y"}, netdef.ArgBool("average", true)), f32(nil, 0))
+	out, err = optest.RunOp(netdef.NewOperator("SumElements", []string{"X"}, []string{"Y"}, netdef.ArgBool("average", true)), optest.F32(nil, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkClose(t, "average of nothing", out[0].AsFloat64s(), []float64{0}, 0)
+	optest.CheckClose(t, "average of nothing", out[0].AsFloat64s(), []float64{0}, 0)
 }
 
 func TestMatrixMax(t *testing.T) {
@@ -62,14 +62,14 @@ func TestMatrixMax(t *testing.T) {
 		{"RowwiseMax", []float64{12, 16, 15, 19, 16, 17, 19, 16}},
 		{"ColwiseMax", []float64{15, 16, 17, 19, 18, 16, 19, 17}},
 	} {
-		out, err := optest.RunOp(netdef.NewOperator(tc.typ, []string{"X"}, []string{"Y"}), f32(x, 2, 4, 4))
+		out, err := optest.RunOp(netdef.NewOperator(tc.typ, []string{"X"}, []string{"Y"}), optest.F32(x, 2, 4, 4))
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkDims(t, tc.typ, out[0].Dims(), []int{2, 4})
-		checkClose(t, tc.typ, out[0].AsFloat64s(), tc.want, 0)
+		optest.CheckClose(t, tc.typ, out[0].AsFloat64s(), tc.want, 0)
 	}
-	if _, err := optest.RunOp(netdef.NewOperator("RowwiseMax", []string{"X"}, []string{"Y"}), f32(x, 8, 4)); err == nil ||
+	if _, err := optest.RunOp(netdef.NewOperator("RowwiseMax", []string{"X"}, []string{"Y"}), optest.F32(x, 8, 4)); err == nil ||
 		!strings.Contains(err.Error(), `"X"`) {
 		t.Errorf("2-D input: error %v, want one naming \"X\"", err)
 	}
@@ -78,10 +78,10 @@ func TestMatrixMax(t *testing.T) {
 func TestElementsGradientDefs(t *testing.T) {
 	avg := netdef.ArgInt("average", 1)
 	checkGradientDef(t, netdef.NewOperator("SumElements", []string{"X"}, []string{"Y"}, avg),
-		gradOp("SumElementsGradient", []string{"X", "Y_grad"}, []string{"X_grad"}, avg))
+		optest.GradOp("SumElementsGradient", []string{"X", "Y_grad"}, []string{"X_grad"}, avg))
 	for _, typ := range []string{"RowwiseMax", "ColwiseMax"} {
 		checkGradientDef(t, netdef.NewOperator(typ, []string{"X"}, []string{"Y"}),
-			gradOp(typ+"Gradient", []string{"X", "Y", "Y_grad"}, []string{"X_grad"}))
+			optest.GradOp(typ+"Gradient", []string{"X", "Y", "Y_grad"}, []string{"X_grad"}))
 	}
 	if operators.HasGradient("SumSqrElements") {
 		t.Error("SumSqrElements has a gradient entry; Caffe2 registers none")
@@ -93,7 +93,7 @@ func TestElementsGradientDefs(t *testing.T) {
 }
 
 func TestElementsGradients(t *testing.T) {
-	x := f32(distinct(24, 4), 2, 3, 4)
+	x := optest.F32(distinct(24, 4), 2, 3, 4)
 	runGradientChecks(t, []gradientCase{
 		{name: "SumElements", def: netdef.NewOperator("SumElements", []string{"X"}, []string{"Y"}), inputs: []*blob.Tensor{x}},
 		{name: "SumElements average", def: netdef.NewOperator("SumElements", []string{"X"}, []string{"Y"}, netdef.ArgInt("average", 1)), inputs: []*blob.Tensor{x}},
@@ -104,13 +104,13 @@ func TestElementsGradients(t *testing.T) {
 
 func TestSumElementsGradientValues(t *testing.T) {
 	def := netdef.NewOperator("SumElementsGradient", []string{"X", "dY"}, []string{"dX"}, netdef.ArgInt("average", 1))
-	out, err := optest.RunOp(def, f32(make([]float64, 4), 2, 2), f32([]float64{2}))
+	out, err := optest.RunOp(def, optest.F32(make([]float64, 4), 2, 2), optest.F32([]float64{2}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkDims(t, "dX", out[0].Dims(), []int{2, 2})
-	checkClose(t, "dX", out[0].AsFloat64s(), []float64{0.5, 0.5, 0.5, 0.5}, 0)
-	if _, err := optest.RunOp(def, f32(make([]float64, 4)), f32([]float64{1, 2})); err == nil || !strings.Contains(err.Error(), `"dY"`) {
+	optest.CheckClose(t, "dX", out[0].AsFloat64s(), []float64{0.5, 0.5, 0.5, 0.5}, 0)
+	if _, err := optest.RunOp(def, optest.F32(make([]float64, 4)), optest.F32([]float64{1, 2})); err == nil || !strings.Contains(err.Error(), `"dY"`) {
 		t.Errorf("two-element dY: error %v, want one naming \"dY\"", err)
 	}
 }

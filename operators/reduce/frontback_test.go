@@ -60,13 +60,13 @@ func TestFrontBackReductions(t *testing.T) {
 			typ := "Reduce" + side + kind
 			for n := 0; n <= len(dims); n++ {
 				def := netdef.NewOperator(typ, []string{"X"}, []string{"Y"}, netdef.ArgInt("num_reduce_dim", int64(n)))
-				out, err := optest.RunOp(def, f32(x, dims...))
+				out, err := optest.RunOp(def, optest.F32(x, dims...))
 				if err != nil {
 					t.Fatalf("%s n=%d: %v", typ, n, err)
 				}
-				want, wantDims := naiveFrontBack(f32(x).AsFloat64s(), dims, side == "Front", n, kind, nil)
+				want, wantDims := naiveFrontBack(optest.F32(x).AsFloat64s(), dims, side == "Front", n, kind, nil)
 				checkDims(t, typ, out[0].Dims(), wantDims)
-				checkClose(t, typ, out[0].AsFloat64s(), want, 1e-5)
+				optest.CheckClose(t, typ, out[0].AsFloat64s(), want, 1e-5)
 			}
 			// With lengths: front reduces dim 0 (length 2), back dim 2 (length 4).
 			lengths := []int32{2, 1, 0, 2, 2, 1, 1, 0, 2, 2, 1, 2}
@@ -74,11 +74,11 @@ func TestFrontBackReductions(t *testing.T) {
 				lengths = []int32{4, 0, 1, 3, 2, 4}
 			}
 			def := netdef.NewOperator(typ, []string{"X", "lengths"}, []string{"Y"})
-			out, err := optest.RunOp(def, f32(x, dims...), blob.MustFromSlice(lengths))
+			out, err := optest.RunOp(def, optest.F32(x, dims...), blob.MustFromSlice(lengths))
 			if err != nil {
 				t.Fatalf("%s with lengths: %v", typ, err)
 			}
-			want, wantDims := naiveFrontBack(f32(x).AsFloat64s(), dims, side == "Front", 1, kind, lengths)
+			want, wantDims := naiveFrontBack(optest.F32(x).AsFloat64s(), dims, side == "Front", 1, kind, lengths)
 			if kind == "Max" { // empty reductions give the lowest float32
 				for b, l := range lengths {
 					if l == 0 {
@@ -87,7 +87,7 @@ func TestFrontBackReductions(t *testing.T) {
 				}
 			}
 			checkDims(t, typ+" with lengths", out[0].Dims(), wantDims)
-			checkClose(t, typ+" with lengths", out[0].AsFloat64s(), want, 1e-5)
+			optest.CheckClose(t, typ+" with lengths", out[0].AsFloat64s(), want, 1e-5)
 		}
 	}
 }
@@ -112,24 +112,9 @@ func TestFrontBackIntTypes(t *testing.T) {
 			if out[0].DataType() != in.DataType() {
 				t.Errorf("%s: output type %v, want %v", tc.typ, out[0].DataType(), in.DataType())
 			}
-			checkClose(t, tc.typ, out[0].AsFloat64s(), tc.want, 0)
+			optest.CheckClose(t, tc.typ, out[0].AsFloat64s(), tc.want, 0)
 		}
 	}
-}
-
-// TestReduceFrontSumCaffe2 replays reduce_ops_test.test_reduce_front_sum:
-// num_reduce_dim 0 on a 7×4×3×5 input leaves it unchanged.
-func TestReduceFrontSumCaffe2(t *testing.T) {
-	def := netdef.NewOperator("ReduceFrontSum", []string{"input"}, []string{"outputs"}, netdef.ArgInt("num_reduce_dim", 0))
-	x := distinct(7*4*3*5, 9)
-	out, err := optest.RunOp(def, f32(x, 7, 4, 3, 5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkDims(t, "outputs", out[0].Dims(), []int{7, 4, 3, 5})
-	checkClose(t, "outputs", out[0].AsFloat64s(), f32(x).AsFloat64s(), 0)
-	checkGradientDef(t, def, gradOp("ReduceFrontSumGradient", []string{"outputs_grad", "input"}, []string{"input_grad"},
-		netdef.ArgInt("num_reduce_dim", 0)))
 }
 
 func TestFrontBackGradientDefs(t *testing.T) {
@@ -142,9 +127,9 @@ func TestFrontBackGradientDefs(t *testing.T) {
 				in = append(in, "Y")
 			}
 			checkGradientDef(t, netdef.NewOperator(typ, []string{"X"}, []string{"Y"}, arg),
-				gradOp(typ+"Gradient", in, []string{"X_grad"}, arg))
+				optest.GradOp(typ+"Gradient", in, []string{"X_grad"}, arg))
 			checkGradientDef(t, netdef.NewOperator(typ, []string{"X", "len"}, []string{"Y"}, arg),
-				gradOp(typ+"Gradient", append(in, "len"), []string{"X_grad"}, arg))
+				optest.GradOp(typ+"Gradient", append(in, "len"), []string{"X_grad"}, arg))
 		}
 	}
 }
@@ -158,7 +143,7 @@ func TestFrontBackGradients(t *testing.T) {
 				cases = append(cases, gradientCase{
 					name:   typ,
 					def:    netdef.NewOperator(typ, []string{"X"}, []string{"Y"}, netdef.ArgInt("num_reduce_dim", n)),
-					inputs: []*blob.Tensor{f32(distinct(24, uint64(n)), 2, 3, 4)},
+					inputs: []*blob.Tensor{optest.F32(distinct(24, uint64(n)), 2, 3, 4)},
 				})
 			}
 			lengths := []int32{2, 1, 0, 2, 2, 1, 1, 0, 2, 2, 1, 2}
@@ -175,7 +160,7 @@ func TestFrontBackGradients(t *testing.T) {
 			cases = append(cases, gradientCase{
 				name:   typ + " with lengths",
 				def:    netdef.NewOperator(typ, []string{"X", "lengths"}, []string{"Y"}),
-				inputs: []*blob.Tensor{f32(distinct(24, 11), 2, 3, 4), blob.MustFromSlice(lengths)},
+				inputs: []*blob.Tensor{optest.F32(distinct(24, 11), 2, 3, 4), blob.MustFromSlice(lengths)},
 			})
 		}
 	}
@@ -185,16 +170,16 @@ func TestFrontBackGradients(t *testing.T) {
 func TestFrontBackGradientShapeInput(t *testing.T) {
 	// Older models pass the forward input's shape (int64) instead of X.
 	def := netdef.NewOperator("ReduceBackMeanGradient", []string{"dY", "shape"}, []string{"dX"})
-	out, err := optest.RunOp(def, f32([]float64{4, 8}), blob.MustFromSlice([]int64{2, 4}))
+	out, err := optest.RunOp(def, optest.F32([]float64{4, 8}), blob.MustFromSlice([]int64{2, 4}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkDims(t, "dX", out[0].Dims(), []int{2, 4})
-	checkClose(t, "dX", out[0].AsFloat64s(), []float64{1, 1, 1, 1, 2, 2, 2, 2}, 0)
+	optest.CheckClose(t, "dX", out[0].AsFloat64s(), []float64{1, 1, 1, 1, 2, 2, 2, 2}, 0)
 }
 
 func TestFrontBackErrors(t *testing.T) {
-	x := f32(distinct(24, 1), 2, 3, 4)
+	x := optest.F32(distinct(24, 1), 2, 3, 4)
 	for _, tc := range []struct {
 		name   string
 		def    *netdef.OperatorDef
@@ -207,7 +192,7 @@ func TestFrontBackErrors(t *testing.T) {
 		{"lengths type", netdef.NewOperator("ReduceFrontMax", []string{"X", "L"}, []string{"Y"}), []*blob.Tensor{x, blob.MustFromSlice(make([]int64, 12))}, `"L"`},
 		{"lengths with two dims", netdef.NewOperator("ReduceFrontSum", []string{"X", "L"}, []string{"Y"}, netdef.ArgInt("num_reduce_dim", 2)), []*blob.Tensor{x, blob.MustFromSlice(make([]int32, 4))}, "num_reduce_dim"},
 		{"int max", netdef.NewOperator("ReduceBackMax", []string{"X"}, []string{"Y"}), []*blob.Tensor{blob.MustFromSlice([]int32{1, 2})}, `"X"`},
-		{"gradient dY size", netdef.NewOperator("ReduceFrontSumGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{f32(distinct(5, 1)), x}, `"dY"`},
+		{"gradient dY size", netdef.NewOperator("ReduceFrontSumGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{optest.F32(distinct(5, 1)), x}, `"dY"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := optest.RunOp(tc.def, tc.inputs...)

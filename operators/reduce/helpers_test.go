@@ -1,7 +1,6 @@
 package reduce
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -22,15 +21,6 @@ func distinct(n int, seed uint64) []float64 {
 		out[i] = (float64(p)-float64(n)/2)*0.13 + 0.05
 	}
 	return out
-}
-
-// f32 makes a float32 tensor of the given shape from float64 values.
-func f32(v []float64, shape ...int) *blob.Tensor {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
-	}
-	return blob.MustFromSlice(out, shape...)
 }
 
 // unravel returns the multi-index of flat position f in dims.
@@ -58,19 +48,6 @@ func prod(dims []int) int {
 		n *= d
 	}
 	return n
-}
-
-// checkClose compares got with want elementwise, relative to max(1, |want|).
-func checkClose(t testing.TB, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if d := math.Abs(got[i] - want[i]); !(d <= tol*math.Max(1, math.Abs(want[i]))) {
-			t.Fatalf("%s[%d] = %.9g, want %.9g", what, i, got[i], want[i])
-		}
-	}
 }
 
 // checkDims fails unless got equals want.
@@ -108,11 +85,7 @@ func runGradientChecks(t *testing.T, cases []gradientCase) {
 // for def (all outputs having gradients) with want.
 func checkGradientDef(t *testing.T, def, want *netdef.OperatorDef) {
 	t.Helper()
-	gradOut := make([]operators.Gradient, len(def.Output))
-	for i, o := range def.Output {
-		gradOut[i] = operators.Dense(o + "_grad")
-	}
-	gd, err := operators.GetGradientDefs(def, gradOut)
+	gd, err := operators.GetGradientDefs(def, optest.DenseGradients(def))
 	if err != nil {
 		t.Fatalf("%s: %v", def.GetType(), err)
 	}
@@ -130,13 +103,4 @@ func checkGradientDef(t *testing.T, def, want *netdef.OperatorDef) {
 			t.Errorf("%s: input %d (%q) has gradient %+v, want none", def.GetType(), i, def.Input[i], gd.InputGrad[i])
 		}
 	}
-}
-
-// gradOp builds an expected gradient operator as Caffe2 serializes it:
-// copied arguments, an empty name and is_gradient_op set.
-func gradOp(typ string, in, out []string, args ...*netdef.Argument) *netdef.OperatorDef {
-	op := netdef.NewOperator(typ, in, out, args...)
-	op.Name = proto.String("")
-	op.IsGradientOp = proto.Bool(true)
-	return op
 }

@@ -61,8 +61,8 @@ func TestTopK(t *testing.T) {
 			if a < 0 {
 				a += len(dims)
 			}
-			wantV, wantI, wantF, wantDims := naiveTopK(f32(x).AsFloat64s(), dims, a, k)
-			for _, in := range []*blob.Tensor{f32(x, dims...), blob.MustFromSlice(f32(x).AsFloat64s(), dims...)} {
+			wantV, wantI, wantF, wantDims := naiveTopK(optest.F32(x).AsFloat64s(), dims, a, k)
+			for _, in := range []*blob.Tensor{optest.F32(x, dims...), blob.MustFromSlice(optest.F32(x).AsFloat64s(), dims...)} {
 				out, err := optest.RunOp(def, in)
 				if err != nil {
 					t.Fatal(err)
@@ -74,7 +74,7 @@ func TestTopK(t *testing.T) {
 				if out[0].DataType() != in.DataType() || out[1].DataType() != blob.Int64 || out[2].DataType() != blob.Int64 {
 					t.Fatalf("%s: output types %v %v %v", what, out[0].DataType(), out[1].DataType(), out[2].DataType())
 				}
-				checkClose(t, what+" values", out[0].AsFloat64s(), wantV, 0)
+				optest.CheckClose(t, what+" values", out[0].AsFloat64s(), wantV, 0)
 				gotI, gotF := blob.Data[int64](out[1]), blob.Data[int64](out[2])
 				for p := range wantI {
 					if gotI[p] != wantI[p] || gotF[p] != wantF[p] {
@@ -98,27 +98,8 @@ func TestTopKInt(t *testing.T) {
 	}
 }
 
-// TestTopKCaffe2 replays top_k_test.test_top_k and checks its gradient
-// definition.
-func TestTopKCaffe2(t *testing.T) {
-	def := netdef.NewOperator("TopK", []string{"X"}, []string{"Values", "Indices"}, netdef.ArgInt("k", 1))
-	def.DeviceOption = &netdef.DeviceOption{}
-	out, err := optest.RunOp(def, f32([]float64{0}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkClose(t, "Values", out[0].AsFloat64s(), []float64{0}, 0)
-	checkDims(t, "Indices", out[1].Dims(), []int{1})
-	if blob.Data[int64](out[1])[0] != 0 {
-		t.Errorf("Indices = %v", blob.Data[int64](out[1]))
-	}
-	want := gradOp("TopKGradient", []string{"Values_grad", "Indices", "X"}, []string{"X_grad"}, netdef.ArgInt("k", 1))
-	want.DeviceOption = &netdef.DeviceOption{}
-	checkGradientDef(t, def, want)
-}
-
 func TestTopKGradients(t *testing.T) {
-	x := f32(distinct(60, 8), 3, 5, 4)
+	x := optest.F32(distinct(60, 8), 3, 5, 4)
 	var cases []gradientCase
 	for _, axis := range []int64{-1, 1} {
 		for _, k := range []int64{1, 3, 6} {
@@ -133,7 +114,7 @@ func TestTopKGradients(t *testing.T) {
 }
 
 func TestTopKErrors(t *testing.T) {
-	x := f32(distinct(6, 1), 2, 3)
+	x := optest.F32(distinct(6, 1), 2, 3)
 	if _, err := optest.RunOp(netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}), x); err == nil || !strings.Contains(err.Error(), `"k"`) {
 		t.Errorf("missing k: error %v", err)
 	}
@@ -147,18 +128,18 @@ func TestTopKErrors(t *testing.T) {
 		inputs []*blob.Tensor
 		want   string
 	}{
-		{"index range", []*blob.Tensor{f32([]float64{1, 2}, 2, 1), blob.MustFromSlice([]int64{0, 3}, 2, 1), x}, `"I"`},
-		{"rank", []*blob.Tensor{f32([]float64{1, 2}, 2), blob.MustFromSlice([]int64{0, 1}, 2), x}, `"dV"`},
-		{"other dims", []*blob.Tensor{f32([]float64{1, 2, 3}, 3, 1), blob.MustFromSlice([]int64{0, 1, 2}, 3, 1), x}, `"dV"`},
-		{"index count", []*blob.Tensor{f32([]float64{1, 2}, 2, 1), blob.MustFromSlice([]int64{0}, 1, 1), x}, `"I"`},
+		{"index range", []*blob.Tensor{optest.F32([]float64{1, 2}, 2, 1), blob.MustFromSlice([]int64{0, 3}, 2, 1), x}, `"I"`},
+		{"rank", []*blob.Tensor{optest.F32([]float64{1, 2}, 2), blob.MustFromSlice([]int64{0, 1}, 2), x}, `"dV"`},
+		{"other dims", []*blob.Tensor{optest.F32([]float64{1, 2, 3}, 3, 1), blob.MustFromSlice([]int64{0, 1, 2}, 3, 1), x}, `"dV"`},
+		{"index count", []*blob.Tensor{optest.F32([]float64{1, 2}, 2, 1), blob.MustFromSlice([]int64{0}, 1, 1), x}, `"I"`},
 	} {
 		if _, err := optest.RunOp(grad, tc.inputs...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
 		}
 	}
-	out, err := optest.RunOp(grad, f32([]float64{5, 6, 0}, 1, 3), blob.MustFromSlice([]int64{2, 0, -1}, 1, 3), f32(distinct(3, 1), 1, 3))
+	out, err := optest.RunOp(grad, optest.F32([]float64{5, 6, 0}, 1, 3), blob.MustFromSlice([]int64{2, 0, -1}, 1, 3), optest.F32(distinct(3, 1), 1, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkClose(t, "padded TopKGradient", out[0].AsFloat64s(), []float64{6, 0, 5}, 0)
+	optest.CheckClose(t, "padded TopKGradient", out[0].AsFloat64s(), []float64{6, 0, 5}, 0)
 }

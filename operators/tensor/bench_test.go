@@ -6,27 +6,8 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
-
-// created instantiates def on inputs in a fresh workspace and runs it once,
-// so that later runs are in steady state.
-func created(tb testing.TB, def *netdef.OperatorDef, in ...*blob.Tensor) operators.Operator {
-	tb.Helper()
-	w := optest.NewWorkspace()
-	for i, x := range in {
-		w.Feed(def.Input[i], x)
-	}
-	o, err := operators.Create(def, w, -1)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := o.Run(); err != nil {
-		tb.Fatal(err)
-	}
-	return o
-}
 
 // TestSteadyStateAllocs checks that a second and later run of every
 // operator allocates nothing.
@@ -75,40 +56,20 @@ func TestSteadyStateAllocs(t *testing.T) {
 		{"Print", op("Print", x, nil), []*blob.Tensor{seq(3, 2)}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			o := created(t, c.def, c.in...)
-			var err error
-			if allocs := testing.AllocsPerRun(50, func() { err = o.Run() }); allocs != 0 {
-				t.Errorf("%v allocations per run, want 0", allocs)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-func benchRun(b *testing.B, def *netdef.OperatorDef, in ...*blob.Tensor) {
-	o := created(b, def, in...)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if err := o.Run(); err != nil {
-			b.Fatal(err)
-		}
+		t.Run(c.name, func(t *testing.T) { optest.AssertNoAllocs(t, c.def, c.in...) })
 	}
 }
 
 func BenchmarkConcat(b *testing.B) {
-	benchRun(b, op("Concat", []string{"A", "B"}, []string{"Y", "info"}, argI("axis", 1)), seq(64, 128, 16), seq(64, 64, 16))
+	optest.Benchmark(b, optest.Steady(b, op("Concat", []string{"A", "B"}, []string{"Y", "info"}, argI("axis", 1)), seq(64, 128, 16), seq(64, 64, 16)))
 }
 
 func BenchmarkSplit(b *testing.B) {
-	benchRun(b, op("Split", []string{"X"}, []string{"A", "B"}, argI("axis", 1), argIs("split", 128, 64)), seq(64, 192, 16))
+	optest.Benchmark(b, optest.Steady(b, op("Split", []string{"X"}, []string{"A", "B"}, argI("axis", 1), argIs("split", 128, 64)), seq(64, 192, 16)))
 }
 
 func BenchmarkTranspose(b *testing.B) {
-	benchRun(b, op("Transpose", []string{"X"}, []string{"Y"}, argIs("axes", 0, 2, 3, 1)), seq(16, 64, 28, 28))
+	optest.Benchmark(b, optest.Steady(b, op("Transpose", []string{"X"}, []string{"Y"}, argIs("axes", 0, 2, 3, 1)), seq(16, 64, 28, 28)))
 }
 
 func BenchmarkGather(b *testing.B) {
@@ -116,21 +77,21 @@ func BenchmarkGather(b *testing.B) {
 	for i := range idx {
 		idx[i] = int64(i*7919) % 10000
 	}
-	benchRun(b, op("Gather", []string{"D", "I"}, []string{"Y"}), seq(10000, 64), i64(shp(512), idx...))
+	optest.Benchmark(b, optest.Steady(b, op("Gather", []string{"D", "I"}, []string{"Y"}), seq(10000, 64), i64(shp(512), idx...)))
 }
 
 func BenchmarkTile(b *testing.B) {
-	benchRun(b, op("Tile", []string{"X"}, []string{"Y"}, argI("tiles", 8), argI("axis", 1)), seq(256, 1, 256))
+	optest.Benchmark(b, optest.Steady(b, op("Tile", []string{"X"}, []string{"Y"}, argI("tiles", 8), argI("axis", 1)), seq(256, 1, 256)))
 }
 
 func BenchmarkTileGradient(b *testing.B) {
-	benchRun(b, op("TileGradient", []string{"X"}, []string{"Y"}, argI("tiles", 8), argI("axis", 1)), seq(256, 8, 256))
+	optest.Benchmark(b, optest.Steady(b, op("TileGradient", []string{"X"}, []string{"Y"}, argI("tiles", 8), argI("axis", 1)), seq(256, 8, 256)))
 }
 
 func BenchmarkCast(b *testing.B) {
-	benchRun(b, op("Cast", []string{"X"}, []string{"Y"}, argI("to", int64(netdef.TensorProto_FLOAT16))), seq(256, 1024))
+	optest.Benchmark(b, optest.Steady(b, op("Cast", []string{"X"}, []string{"Y"}, argI("to", int64(netdef.TensorProto_FLOAT16))), seq(256, 1024)))
 }
 
 func BenchmarkReshape(b *testing.B) {
-	benchRun(b, op("Reshape", []string{"X"}, []string{"Y", "old"}, argIs("shape", 0, -1)), seq(64, 32, 32))
+	optest.Benchmark(b, optest.Steady(b, op("Reshape", []string{"X"}, []string{"Y", "old"}, argIs("shape", 0, -1)), seq(64, 32, 32)))
 }

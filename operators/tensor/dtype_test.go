@@ -5,6 +5,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
 // TestAllTypes runs the element-moving operators on every element type:
@@ -68,7 +69,7 @@ func TestAllTypes(t *testing.T) {
 					in = append(in, ids(dt, x.shape, x.ids...))
 				}
 				in = append(in, c.extra...)
-				got := runOp(t, c.def, in...)
+				got := optest.MustRunOp(t, c.def, in...)
 				for i, w := range c.want {
 					if d := equalTensor(got[i], ids(dt, w.shape, w.ids...)); d != "" {
 						t.Errorf("output %d: %s", i, d)
@@ -92,7 +93,7 @@ func TestCastAllPairs(t *testing.T) {
 					vals = []int{0, 1, 2, 3} // false, true, false, true
 				}
 				x := ids(from, shp(2, 2), vals...)
-				y := runOp(t, op("Cast", []string{"X"}, []string{"Y"}, argI("to", int64(to))), x)[0]
+				y := optest.MustRunOp(t, op("Cast", []string{"X"}, []string{"Y"}, argI("to", int64(to))), x)[0]
 				want := vals
 				if from == blob.Bool {
 					want = []int{0, 1, 0, 1}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
 var (
@@ -206,7 +207,7 @@ func TestForward(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := runOp(t, c.def, c.in...)
+			got := optest.MustRunOp(t, c.def, c.in...)
 			if len(got) != len(c.want) {
 				t.Fatalf("%d outputs, want %d", len(got), len(c.want))
 			}

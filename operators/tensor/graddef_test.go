@@ -7,16 +7,10 @@ import (
 
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
-// gop is an expected gradient operator: Caffe2 sets its (empty) name and
-// is_gradient_op.
-func gop(typ string, in, out []string, args ...*netdef.Argument) *netdef.OperatorDef {
-	d := netdef.NewOperator(typ, in, out, args...)
-	d.Name = proto.String("")
-	d.IsGradientOp = proto.Bool(true)
-	return d
-}
+var gop = optest.GradOp
 
 // TestGradientDefs checks the exact gradient operators (types, inputs,
 // outputs, arguments in order) and input gradients against what Caffe2's
@@ -133,11 +127,7 @@ func TestGradientErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			gout := make([]operators.Gradient, len(c.def.Output))
-			for i, o := range c.def.Output {
-				gout[i] = operators.Dense(o + "_grad")
-			}
-			_, err := operators.GetGradientDefs(c.def, gout)
+			_, err := operators.GetGradientDefs(c.def, optest.DenseGradients(c.def))
 			wantErr(t, err, c.frag)
 		})
 	}

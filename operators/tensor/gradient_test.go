@@ -81,7 +81,7 @@ func TestGatherSparseGradient(t *testing.T) {
 	if g.Indices != "I" || g.Values != "Y_grad" || g.Dense != "" {
 		t.Fatalf("gradient of D = %+v, want indices I and values Y_grad", g)
 	}
-	y := runOp(t, def, data, ind)[0]
+	y := optest.MustRunOp(t, def, data, ind)[0]
 	// dL/dY = Y; scatter it into a dense gradient of D.
 	dense := make([]float64, data.Size())
 	for i, k := range blob.Data[int32](ind) {
@@ -91,7 +91,7 @@ func TestGatherSparseGradient(t *testing.T) {
 	}
 	loss := func(d *blob.Tensor) float64 {
 		var l float64
-		for _, v := range runOp(t, def, d, ind)[0].AsFloat64s() {
+		for _, v := range optest.MustRunOp(t, def, d, ind)[0].AsFloat64s() {
 			l += 0.5 * v * v
 		}
 		return l

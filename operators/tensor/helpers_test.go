@@ -10,7 +10,6 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
 // op builds an operator definition.
@@ -59,16 +58,6 @@ func equalTensor(got, want *blob.Tensor) string {
 		return fmt.Sprintf("elements %v, want %v", got.Raw(), want.Raw())
 	}
 	return ""
-}
-
-// runOp runs def on inputs and fails the test on an error.
-func runOp(t *testing.T, def *netdef.OperatorDef, in ...*blob.Tensor) []*blob.Tensor {
-	t.Helper()
-	out, err := optest.RunOp(def, in...)
-	if err != nil {
-		t.Fatalf("%s: %v", def.GetType(), err)
-	}
-	return out
 }
 
 // ids converts element ids to a tensor of type dt: the number itself for
