@@ -272,3 +272,17 @@ func TestSparseGivenGradientPassesThrough(t *testing.T) {
 		t.Errorf("ops %v, gradients %v", net.Op, grads)
 	}
 }
+
+func TestGradientContextArgs(t *testing.T) {
+	def := netdef.NewOperator("X", nil, []string{"y"}, netdef.ArgInt("i", 7), netdef.ArgFloat("f", 2.5), netdef.ArgString("s", "text"))
+	g := &GradientContext{def: def}
+	if a := g.Arg("s"); a == nil || string(a.S) != "text" || g.Arg("missing") != nil {
+		t.Errorf("Arg: %v, %v", g.Arg("s"), g.Arg("missing"))
+	}
+	if !g.HasArg("i") || g.HasArg("missing") {
+		t.Error("HasArg")
+	}
+	if g.ArgInt("i", 0) != 7 || g.ArgInt("f", 0) != 2 || g.ArgInt("s", 3) != 3 || g.ArgInt("missing", 9) != 9 {
+		t.Errorf("ArgInt: %d %d %d %d", g.ArgInt("i", 0), g.ArgInt("f", 0), g.ArgInt("s", 3), g.ArgInt("missing", 9))
+	}
+}

@@ -65,6 +65,16 @@ func (g *GradientContext) NumInputs() int { return len(g.def.Input) }
 // NumOutputs returns the number of forward outputs.
 func (g *GradientContext) NumOutputs() int { return len(g.def.Output) }
 
+// Arg returns the forward operator's argument called name, or nil.
+func (g *GradientContext) Arg(name string) *netdef.Argument { return netdef.FindArg(g.def.Arg, name) }
+
+// HasArg reports whether the forward operator has the argument name.
+func (g *GradientContext) HasArg(name string) bool { return g.Arg(name) != nil }
+
+// ArgInt returns the forward operator's integer argument name, read as
+// Base.ArgInt reads it, or def when it is absent.
+func (g *GradientContext) ArgInt(name string, def int64) int64 { return intValue(g.Arg(name), def) }
+
 // HasGO reports whether forward output i has a gradient.
 func (g *GradientContext) HasGO(i int) bool { return !g.gradOut[i].IsNone() }
 

@@ -106,6 +106,32 @@ func (b *Base) Inputs() ([]*blob.Tensor, error) {
 	return out, nil
 }
 
+// CanonicalAxis maps an axis that may count from the end, -ndim ≤ axis <
+// ndim, into [0, ndim) (Caffe2's canonical_axis_index_); ok is false when
+// it is out of range.
+func CanonicalAxis(axis, ndim int) (a int, ok bool) {
+	if axis < -ndim || axis >= ndim {
+		return 0, false
+	}
+	if axis < 0 {
+		axis += ndim
+	}
+	return axis, true
+}
+
+// FloatInput returns input i's tensor after checking that it holds FLOAT or
+// DOUBLE elements; the error names the blob and its type.
+func (b *Base) FloatInput(i int) (*blob.Tensor, error) {
+	t, err := b.Input(i)
+	if err != nil {
+		return nil, err
+	}
+	if dt := t.DataType(); dt != blob.Float32 && dt != blob.Float64 {
+		return nil, fmt.Errorf("input %d (%q) has type %v, want FLOAT or DOUBLE", i, b.def.Input[i], dt)
+	}
+	return t, nil
+}
+
 // InputOf returns input i's tensor after checking its element type; the
 // error names the blob and both types.
 func (b *Base) InputOf(i int, dtype blob.DataType) (*blob.Tensor, error) {
@@ -160,8 +186,11 @@ func (b *Base) HasArg(name string) bool { return b.arg(name) != nil }
 
 // ArgInt returns an integer argument, or def when it is absent. A float
 // given for it is truncated.
-func (b *Base) ArgInt(name string, def int64) int64 {
-	a := b.arg(name)
+func (b *Base) ArgInt(name string, def int64) int64 { return intValue(b.arg(name), def) }
+
+// intValue is the integer value of a (a float truncated), or def when a is
+// nil or holds neither.
+func intValue(a *netdef.Argument, def int64) int64 {
 	switch {
 	case a == nil:
 		return def

@@ -173,6 +173,40 @@ func TestArgumentHelpers(t *testing.T) {
 	}
 }
 
+func TestFloatInput(t *testing.T) {
+	ws := optest.NewWorkspace()
+	ws.Feed("f", blob.MustFromSlice([]float32{1}))
+	ws.Feed("d", blob.MustFromSlice([]float64{1}))
+	ws.Feed("i", blob.MustFromSlice([]int32{1}))
+	op, err := operators.Create(netdef.NewOperator("RegTestOp", []string{"f", "d", "i"}, []string{"y"}), ws, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := op.OpBase()
+	for i, want := range []blob.DataType{blob.Float32, blob.Float64} {
+		if x, err := b.FloatInput(i); err != nil || x.DataType() != want {
+			t.Errorf("FloatInput(%d) = %v, %v", i, x, err)
+		}
+	}
+	if _, err := b.FloatInput(2); err == nil || !strings.Contains(err.Error(), `input 2 ("i") has type INT32, want FLOAT or DOUBLE`) {
+		t.Errorf("FloatInput of an int32 input: %v", err)
+	}
+}
+
+func TestCanonicalAxis(t *testing.T) {
+	for _, c := range []struct {
+		axis, ndim, want int
+		ok               bool
+	}{
+		{0, 3, 0, true}, {2, 3, 2, true}, {-1, 3, 2, true}, {-3, 3, 0, true},
+		{3, 3, 0, false}, {-4, 3, 0, false}, {0, 0, 0, false},
+	} {
+		if got, ok := operators.CanonicalAxis(c.axis, c.ndim); got != c.want || ok != c.ok {
+			t.Errorf("CanonicalAxis(%d, %d) = %d, %v, want %d, %v", c.axis, c.ndim, got, ok, c.want, c.ok)
+		}
+	}
+}
+
 func TestRandIsSeededByDeviceOption(t *testing.T) {
 	draw := func(seed *uint32) uint64 {
 		def := netdef.NewOperator("RegTestOp", nil, []string{"y"})

@@ -4,6 +4,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -61,36 +62,25 @@ func (o *constantFill) Run() error {
 	}
 	switch o.dtype {
 	case blob.Float32:
-		setAll(blob.Data[float32](y), float32(o.f))
+		vec.Fill(blob.Data[float32](y), float32(o.f))
 	case blob.Float64:
-		setAll(blob.Data[float64](y), o.f)
+		vec.Fill(blob.Data[float64](y), o.f)
 	case blob.Bool:
-		setAll(blob.Data[bool](y), o.i != 0)
+		vec.Fill(blob.Data[bool](y), o.i != 0)
 	case blob.Int8:
-		setAll(blob.Data[int8](y), int8(o.i))
+		vec.Fill(blob.Data[int8](y), int8(o.i))
 	case blob.Int16:
-		setAll(blob.Data[int16](y), int16(o.i))
+		vec.Fill(blob.Data[int16](y), int16(o.i))
 	case blob.Int32:
-		setAll(blob.Data[int32](y), int32(o.i))
+		vec.Fill(blob.Data[int32](y), int32(o.i))
 	case blob.Int64:
-		setAll(blob.Data[int64](y), o.i)
+		vec.Fill(blob.Data[int64](y), o.i)
 	case blob.Uint8:
-		setAll(blob.Data[uint8](y), uint8(o.i))
+		vec.Fill(blob.Data[uint8](y), uint8(o.i))
 	case blob.Uint16:
-		setAll(blob.Data[uint16](y), uint16(o.i))
+		vec.Fill(blob.Data[uint16](y), uint16(o.i))
 	case blob.String:
-		setAll(blob.Data[string](y), o.s)
+		vec.Fill(blob.Data[string](y), o.s)
 	}
 	return nil
-}
-
-// setAll sets every element of d to v, doubling a filled prefix with copy.
-func setAll[T blob.Element](d []T, v T) {
-	if len(d) == 0 {
-		return
-	}
-	d[0] = v
-	for n := 1; n < len(d); n *= 2 {
-		copy(d[n:], d[:n])
-	}
 }

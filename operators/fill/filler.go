@@ -6,14 +6,10 @@ import (
 	"github.com/caffe2go/caffe2go/operators"
 )
 
-// base names operators.Base for embedding: an embedded field called Base
-// would hide the Base method that operators.Operator requires.
-type base = operators.Base
-
 // filler is what every fill operator embeds: its Base and the output-shape
 // rules of Caffe2's FillerOp, read once when the operator is created.
 type filler struct {
-	*base
+	*operators.Base
 	shape        []int // the "shape" argument, used when there is no input
 	extraShape   []int
 	inputAsShape bool
@@ -21,7 +17,7 @@ type filler struct {
 }
 
 func newFiller(b *operators.Base) (filler, error) {
-	f := filler{base: b, inputAsShape: b.ArgBool("input_as_shape", false)}
+	f := filler{Base: b, inputAsShape: b.ArgBool("input_as_shape", false)}
 	if a := netdef.FindArg(b.Def().Arg, "shape"); a != nil && len(a.Ints) == 0 && a.I != nil {
 		return f, b.Errorf("the 'shape' argument was a scalar (%d), a list is expected", a.GetI())
 	}

@@ -14,12 +14,12 @@ func init() {
 }
 
 type accuracy struct {
-	*base
+	*operators.Base
 	topK int
 }
 
 func newAccuracy(b *operators.Base) (operators.Operator, error) {
-	o := &accuracy{base: b, topK: int(b.ArgInt("top_k", 1))}
+	o := &accuracy{Base: b, topK: int(b.ArgInt("top_k", 1))}
 	if o.topK < 1 {
 		return nil, b.Errorf("top_k must be at least 1, got %d", o.topK)
 	}
@@ -27,7 +27,7 @@ func newAccuracy(b *operators.Base) (operators.Operator, error) {
 }
 
 func (o *accuracy) Run() error {
-	x, err := floatInput(o.base, 0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -42,11 +42,11 @@ func (o *accuracy) Run() error {
 	if l.NumDims() != 1 || l.Dim(0) != n {
 		return o.Errorf("labels %q have shape %v, want [%d]", o.InputName(1), l.Dims(), n)
 	}
-	labels, err := classLabels(o.base, 1, d)
+	labels, err := classLabels(o.Base, 1, d)
 	if err != nil {
 		return err
 	}
-	y, err := initOutput(o.base, 0, blob.Float32)
+	y, err := initOutput(o.Base, 0, blob.Float32)
 	if err != nil {
 		return err
 	}

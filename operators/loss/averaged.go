@@ -3,6 +3,7 @@ package loss
 import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -18,14 +19,14 @@ func init() {
 	})
 }
 
-type averagedLoss struct{ *base }
+type averagedLoss struct{ *operators.Base }
 
 func (o *averagedLoss) Run() error {
-	x, err := floatInput(o.base, 0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
-	y, err := initOutput(o.base, 0, x.DataType())
+	y, err := initOutput(o.Base, 0, x.DataType())
 	if err != nil {
 		return err
 	}
@@ -49,18 +50,18 @@ func mean[T blob.Float](v []T) float64 {
 	return s / float64(len(v))
 }
 
-type averagedLossGradient struct{ *base }
+type averagedLossGradient struct{ *operators.Base }
 
 func (o *averagedLossGradient) Run() error {
-	x, err := floatInput(o.base, 0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
-	g, err := scalarGradient(o.base, 1, x.DataType())
+	g, err := scalarGradient(o.Base, 1, x.DataType())
 	if err != nil {
 		return err
 	}
-	dx, err := initOutput(o.base, 0, x.DataType(), x.Dims()...)
+	dx, err := initOutput(o.Base, 0, x.DataType(), x.Dims()...)
 	if err != nil {
 		return err
 	}
@@ -69,15 +70,9 @@ func (o *averagedLossGradient) Run() error {
 	}
 	g /= float64(x.Size())
 	if x.DataType() == blob.Float32 {
-		fill(blob.Data[float32](dx), float32(g))
+		vec.Fill(blob.Data[float32](dx), float32(g))
 	} else {
-		fill(blob.Data[float64](dx), g)
+		vec.Fill(blob.Data[float64](dx), g)
 	}
 	return nil
-}
-
-func fill[T blob.Float](d []T, v T) {
-	for i := range d {
-		d[i] = v
-	}
 }

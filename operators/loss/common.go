@@ -6,10 +6,6 @@ import (
 	"github.com/caffe2go/caffe2go/operators"
 )
 
-// base names operators.Base for embedding: an embedded field called Base
-// would hide the Base method that operators.Operator requires.
-type base = operators.Base
-
 // logThreshold is the smallest probability whose logarithm is taken
 // (Caffe2's kLOG_THRESHOLD).
 const logThreshold = 1e-20
@@ -19,21 +15,9 @@ func register(s operators.Schema, f operators.Factory) {
 	operators.MustRegister(s.Type, netdef.CPU, "", f)
 }
 
-// floatInput returns input i, which must hold FLOAT or DOUBLE elements.
-func floatInput(b *base, i int) (*blob.Tensor, error) {
-	t, err := b.Input(i)
-	if err != nil {
-		return nil, err
-	}
-	if t.DataType() != blob.Float32 && t.DataType() != blob.Float64 {
-		return nil, b.Errorf("input %d (%q) has type %v, want FLOAT or DOUBLE", i, b.InputName(i), t.DataType())
-	}
-	return t, nil
-}
-
 // batchShape splits x into N rows of D elements the way Caffe2's cross
 // entropy operators do: N = dim0 and D = the rest, or N = 1 for a 1-D x.
-func batchShape(b *base, x *blob.Tensor) (n, d int, err error) {
+func batchShape(b *operators.Base, x *blob.Tensor) (n, d int, err error) {
 	switch x.NumDims() {
 	case 0:
 		return 0, 0, b.Errorf("input 0 (%q) must have at least 1 dimension, got a scalar", b.InputName(0))
@@ -45,7 +29,7 @@ func batchShape(b *base, x *blob.Tensor) (n, d int, err error) {
 
 // classLabels returns input i's int32 labels after checking that each is a
 // class index in [0, d).
-func classLabels(b *base, i, d int) ([]int32, error) {
+func classLabels(b *operators.Base, i, d int) ([]int32, error) {
 	t, err := b.InputOf(i, blob.Int32)
 	if err != nil {
 		return nil, err
@@ -61,7 +45,7 @@ func classLabels(b *base, i, d int) ([]int32, error) {
 
 // rowGradient returns input i, the gradient of a per-row output: a 1-D
 // tensor of n elements of type dtype.
-func rowGradient(b *base, i int, dtype blob.DataType, n int) (*blob.Tensor, error) {
+func rowGradient(b *operators.Base, i int, dtype blob.DataType, n int) (*blob.Tensor, error) {
 	t, err := b.InputOf(i, dtype)
 	if err != nil {
 		return nil, err
@@ -74,7 +58,7 @@ func rowGradient(b *base, i int, dtype blob.DataType, n int) (*blob.Tensor, erro
 
 // scalarGradient returns input i, the gradient of a scalar output: a
 // one-element tensor of type dtype, as a float64.
-func scalarGradient(b *base, i int, dtype blob.DataType) (float64, error) {
+func scalarGradient(b *operators.Base, i int, dtype blob.DataType) (float64, error) {
 	t, err := b.InputOf(i, dtype)
 	if err != nil {
 		return 0, err
@@ -89,7 +73,7 @@ func scalarGradient(b *base, i int, dtype blob.DataType) (float64, error) {
 }
 
 // initOutput gives output i the element type and shape.
-func initOutput(b *base, i int, dtype blob.DataType, dims ...int) (*blob.Tensor, error) {
+func initOutput(b *operators.Base, i int, dtype blob.DataType, dims ...int) (*blob.Tensor, error) {
 	y := b.Output(i)
 	if err := y.Init(dtype, dims...); err != nil {
 		return nil, b.Errorf("output %d (%q): %v", i, b.OutputName(i), err)

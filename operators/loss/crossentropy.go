@@ -8,56 +8,56 @@ import (
 )
 
 func init() {
-	register(operators.Schema{Type: "LabelCrossEntropy", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "Y[i] = -log(max(X[i, label[i]], 1e-20)) for X [N×D] (a 1-D X is one row) and int32 labels [N] or [N, 1]."},
-		newXent(false))
-	register(operators.Schema{Type: "LabelCrossEntropyGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "LabelCrossEntropyGradient(X, label, dY) → dX: dX[i, label[i]] = -dY[i]/max(X[i, label[i]], 1e-20), 0 elsewhere."},
-		newXentGradient(false))
-	operators.MustRegisterGradient("LabelCrossEntropy", func(g *operators.GradientContext) error {
-		g.Op("LabelCrossEntropyGradient", []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0)})
-		return nil
-	})
-
-	register(operators.Schema{Type: "CrossEntropy", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "Y[i] = -Σⱼ label[i, j]·log(max(X[i, j], 1e-20)) for X [N×D] and soft labels of X's shape (probabilities in [0, 1])."},
-		newXent(true))
-	register(operators.Schema{Type: "CrossEntropyGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "CrossEntropyGradient(X, label, dY) → dX = -dY[i]·label[i, j]/max(X[i, j], 1e-20)."},
-		newXentGradient(true))
-	operators.MustRegisterGradient("CrossEntropy", func(g *operators.GradientContext) error {
-		g.Op("CrossEntropyGradient", []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0)})
-		return nil
-	})
+	for _, x := range []struct {
+		typ     string
+		soft    bool
+		doc     string
+		gradDoc string
+	}{
+		{"LabelCrossEntropy", false,
+			"Y[i] = -log(max(X[i, label[i]], 1e-20)) for X [N×D] (a 1-D X is one row) and int32 labels [N] or [N, 1].",
+			"LabelCrossEntropyGradient(X, label, dY) → dX: dX[i, label[i]] = -dY[i]/max(X[i, label[i]], 1e-20), 0 elsewhere."},
+		{"CrossEntropy", true,
+			"Y[i] = -Σⱼ label[i, j]·log(max(X[i, j], 1e-20)) for X [N×D] and soft labels of X's shape (probabilities in [0, 1]).",
+			"CrossEntropyGradient(X, label, dY) → dX = -dY[i]·label[i, j]/max(X[i, j], 1e-20)."},
+	} {
+		grad := x.typ + "Gradient"
+		register(operators.Schema{Type: x.typ, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1, Doc: x.doc}, newXent(x.soft))
+		register(operators.Schema{Type: grad, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Doc: x.gradDoc}, newXentGradient(x.soft))
+		operators.MustRegisterGradient(x.typ, func(g *operators.GradientContext) error {
+			g.Op(grad, []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0)})
+			return nil
+		})
+	}
 }
 
 // xent is LabelCrossEntropy (int32 class labels) and CrossEntropy (soft
 // labels), forward or gradient.
 type xent struct {
-	*base
+	*operators.Base
 	soft bool
 	dims [1]int // scratch for the [N] output shape
 }
 
 func newXent(soft bool) operators.Factory {
 	return func(b *operators.Base) (operators.Operator, error) {
-		return &xentForward{xent{base: b, soft: soft}}, nil
+		return &xentForward{xent{Base: b, soft: soft}}, nil
 	}
 }
 
 func newXentGradient(soft bool) operators.Factory {
 	return func(b *operators.Base) (operators.Operator, error) {
-		return &xentGradient{xent{base: b, soft: soft}}, nil
+		return &xentGradient{xent{Base: b, soft: soft}}, nil
 	}
 }
 
 // inputs checks X and the labels: it returns X, N, D and either the class
 // labels or the soft-label tensor.
 func (o *xent) inputs() (x *blob.Tensor, n, d int, labels []int32, soft *blob.Tensor, err error) {
-	if x, err = floatInput(o.base, 0); err != nil {
+	if x, err = o.FloatInput(0); err != nil {
 		return
 	}
-	if n, d, err = batchShape(o.base, x); err != nil {
+	if n, d, err = batchShape(o.Base, x); err != nil {
 		return
 	}
 	l, err := o.Input(1)
@@ -69,7 +69,7 @@ func (o *xent) inputs() (x *blob.Tensor, n, d int, labels []int32, soft *blob.Te
 			err = o.Errorf("labels %q have shape %v, want [%d] or [%d, 1] for X of shape %v", o.InputName(1), l.Dims(), n, n, x.Dims())
 			return
 		}
-		labels, err = classLabels(o.base, 1, d)
+		labels, err = classLabels(o.Base, 1, d)
 		return
 	}
 	if soft, err = o.InputOf(1, x.DataType()); err != nil {
@@ -111,7 +111,7 @@ func (o *xentForward) Run() error {
 		return err
 	}
 	o.dims[0] = n
-	y, err := initOutput(o.base, 0, x.DataType(), o.dims[:]...)
+	y, err := initOutput(o.Base, 0, x.DataType(), o.dims[:]...)
 	if err != nil {
 		return err
 	}
@@ -135,11 +135,11 @@ func (o *xentGradient) Run() error {
 	if err != nil {
 		return err
 	}
-	dy, err := rowGradient(o.base, 2, x.DataType(), n)
+	dy, err := rowGradient(o.Base, 2, x.DataType(), n)
 	if err != nil {
 		return err
 	}
-	dx, err := initOutput(o.base, 0, x.DataType(), x.Dims()...)
+	dx, err := initOutput(o.Base, 0, x.DataType(), x.Dims()...)
 	if err != nil {
 		return err
 	}

@@ -10,11 +10,11 @@ import (
 func init() {
 	register(operators.Schema{Type: "SquaredL2Distance", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "SquaredL2Distance(X, Y) → Z [N]: Z[i] = ½‖X[i] − Y[i]‖² over the rows of same-shaped X and Y (N = dim0, 1 for a scalar)."},
-		func(b *operators.Base) (operators.Operator, error) { return &squaredL2{base: b}, nil })
+		func(b *operators.Base) (operators.Operator, error) { return &squaredL2{Base: b}, nil })
 	register(operators.Schema{Type: "SquaredL2DistanceGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2,
 		Doc: "SquaredL2DistanceGradient(X, Y, dZ) → (dX, dY): dX[i] = (X[i] − Y[i])·dZ[i], dY = −dX."},
 		func(b *operators.Base) (operators.Operator, error) {
-			return &squaredL2Gradient{squaredL2{base: b}}, nil
+			return &squaredL2Gradient{squaredL2{Base: b}}, nil
 		})
 	operators.MustRegisterGradient("SquaredL2Distance", func(g *operators.GradientContext) error {
 		g.Op("SquaredL2DistanceGradient", []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0), g.GI(1)})
@@ -23,14 +23,14 @@ func init() {
 }
 
 type squaredL2 struct {
-	*base
+	*operators.Base
 	dims [1]int // scratch for the [N] output shape
 }
 
 // inputs checks that X and Y have one float type and one shape, and returns
 // them with the row count N and row length D.
 func (o *squaredL2) inputs() (x, y *blob.Tensor, n, d int, err error) {
-	if x, err = floatInput(o.base, 0); err != nil {
+	if x, err = o.FloatInput(0); err != nil {
 		return
 	}
 	if y, err = o.InputOf(1, x.DataType()); err != nil {
@@ -56,7 +56,7 @@ func (o *squaredL2) Run() error {
 		return err
 	}
 	o.dims[0] = n
-	z, err := initOutput(o.base, 0, x.DataType(), o.dims[:]...)
+	z, err := initOutput(o.Base, 0, x.DataType(), o.dims[:]...)
 	if err != nil {
 		return err
 	}
@@ -75,15 +75,15 @@ func (o *squaredL2Gradient) Run() error {
 	if err != nil {
 		return err
 	}
-	dz, err := rowGradient(o.base, 2, x.DataType(), n)
+	dz, err := rowGradient(o.Base, 2, x.DataType(), n)
 	if err != nil {
 		return err
 	}
-	dx, err := initOutput(o.base, 0, x.DataType(), x.Dims()...)
+	dx, err := initOutput(o.Base, 0, x.DataType(), x.Dims()...)
 	if err != nil {
 		return err
 	}
-	dy, err := initOutput(o.base, 1, x.DataType(), x.Dims()...)
+	dy, err := initOutput(o.Base, 1, x.DataType(), x.Dims()...)
 	if err != nil {
 		return err
 	}

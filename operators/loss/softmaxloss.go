@@ -35,14 +35,14 @@ func init() {
 // softmaxLoss holds what SoftmaxWithLoss and its gradient share: their
 // arguments and the checks of logits, labels and weights.
 type softmaxLoss struct {
-	*base
+	*operators.Base
 	scale     float64
 	labelProb bool
 	axis      int
 }
 
 func newSoftmaxLoss(b *operators.Base) (softmaxLoss, error) {
-	o := softmaxLoss{base: b, scale: float64(b.ArgFloat("scale", 1)), labelProb: b.ArgBool("label_prob", false), axis: int(b.ArgInt("axis", 1))}
+	o := softmaxLoss{Base: b, scale: float64(b.ArgFloat("scale", 1)), labelProb: b.ArgBool("label_prob", false), axis: int(b.ArgInt("axis", 1))}
 	if !(o.scale >= 0) {
 		return o, b.Errorf("scale must be non-negative, got %v", o.scale)
 	}
@@ -74,7 +74,7 @@ type softmaxInputs struct {
 // inputs checks the logits (input 0), the labels (input 1) and, when
 // weightInput is true, the weights (input 2).
 func (o *softmaxLoss) inputs(weightInput bool) (in softmaxInputs, err error) {
-	if in.x, err = floatInput(o.base, 0); err != nil {
+	if in.x, err = o.FloatInput(0); err != nil {
 		return in, err
 	}
 	x := in.x
@@ -106,7 +106,7 @@ func (o *softmaxLoss) inputs(weightInput bool) (in softmaxInputs, err error) {
 		if !ok {
 			return in, o.Errorf("labels %q have shape %v, want %d labels for logits of shape %v (axis %d)", o.InputName(1), t.Dims(), in.n, x.Dims(), axis)
 		}
-		if in.labels, err = classLabels(o.base, 1, in.d); err != nil {
+		if in.labels, err = classLabels(o.Base, 1, in.d); err != nil {
 			return in, err
 		}
 	}
@@ -167,11 +167,11 @@ func (o *softmaxWithLoss) Run() error {
 		return err
 	}
 	dtype := in.x.DataType()
-	p, err := initOutput(o.base, 0, dtype, in.x.Dims()...)
+	p, err := initOutput(o.Base, 0, dtype, in.x.Dims()...)
 	if err != nil {
 		return err
 	}
-	loss, err := initOutput(o.base, 1, dtype)
+	loss, err := initOutput(o.Base, 1, dtype)
 	if err != nil {
 		return err
 	}
@@ -257,11 +257,11 @@ func (o *softmaxWithLossGradient) Run() error {
 	if p.Size() != in.x.Size() {
 		return o.Errorf("softmax %q has shape %v, want the logits' shape %v", o.InputName(pIdx), p.Dims(), in.x.Dims())
 	}
-	dloss, err := scalarGradient(o.base, pIdx+1, dtype)
+	dloss, err := scalarGradient(o.Base, pIdx+1, dtype)
 	if err != nil {
 		return err
 	}
-	dx, err := initOutput(o.base, 0, dtype, in.x.Dims()...)
+	dx, err := initOutput(o.Base, 0, dtype, in.x.Dims()...)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func (o *binaryOp) Run() error {
 type divGradOp struct{ *operators.Base }
 
 func (o *divGradOp) Run() error {
-	y, err := o.Input(0)
+	y, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -126,9 +126,6 @@ func (o *divGradOp) Run() error {
 		return err
 	}
 	dt := y.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return o.Errorf("input 0 (%q) has type %v, want FLOAT or DOUBLE", o.InputName(0), dt)
-	}
 	for i, t := range [2]*blob.Tensor{z, dz} {
 		if t.DataType() != dt || !equalDims(t.Dims(), y.Dims()) {
 			return o.Errorf("input %d (%q) is %v, input 0 (%q) is %v: DivGradient needs equal types and shapes (no broadcasting)", i+1, o.InputName(i+1), t, o.InputName(0), y)
@@ -159,15 +156,10 @@ func divGradKernel[T float](dx, dy, y, z, dz []T) {
 	}
 }
 
-// hasArg reports whether the forward operator has the argument.
-func hasArg(g *operators.GradientContext, name string) bool {
-	return netdef.FindArg(g.Def().Arg, name) != nil
-}
-
 // argOr returns a copy of the forward operator's argument, or def when it
 // has none.
 func argOr(g *operators.GradientContext, name string, def *netdef.Argument) *netdef.Argument {
-	if a := netdef.FindArg(g.Def().Arg, name); a != nil {
+	if a := g.Arg(name); a != nil {
 		return proto.Clone(a).(*netdef.Argument)
 	}
 	return def
@@ -189,7 +181,7 @@ func named(op *netdef.OperatorDef, name string) { op.Name = proto.String(name) }
 // it, dB = SumReduceLike(dC, B) (the forward arguments copied).
 func addGradient(g *operators.GradientContext) error {
 	g.SetDense(0, g.GO(0))
-	if !hasArg(g, "broadcast") {
+	if !g.HasArg("broadcast") {
 		g.SetDense(1, g.GO(0))
 		return nil
 	}
@@ -202,7 +194,7 @@ func addGradient(g *operators.GradientContext) error {
 func subGradient(g *operators.GradientContext) error {
 	g.CopyArguments = false
 	g.SetDense(0, g.GO(0))
-	if !hasArg(g, "broadcast") {
+	if !g.HasArg("broadcast") {
 		g.Op("Negative", []string{g.GO(0)}, []string{g.GI(1)})
 		return nil
 	}
@@ -220,7 +212,7 @@ func mulGradient(g *operators.GradientContext) error {
 		return errors.New("gradient computation cannot be carried out if Mul uses in-place computation")
 	}
 	g.CopyArguments = false
-	if !hasArg(g, "broadcast") {
+	if !g.HasArg("broadcast") {
 		g.Op("Mul", []string{g.GO(0), g.I(1)}, []string{g.GI(0)})
 		g.Op("Mul", []string{g.GO(0), g.I(0)}, []string{g.GI(1)})
 		return nil
@@ -237,7 +229,7 @@ func mulGradient(g *operators.GradientContext) error {
 // divGradient: DivGradient(B, C, dC) -> (dA, dB); Caffe2 has no gradient
 // for a Div with the broadcast argument.
 func divGradient(g *operators.GradientContext) error {
-	if hasArg(g, "broadcast") {
+	if g.HasArg("broadcast") {
 		return errors.New("gradient not ready yet for Div with broadcasting")
 	}
 	g.Op("DivGradient", []string{g.I(1), g.O(0), g.GO(0)}, []string{g.GI(0), g.GI(1)})

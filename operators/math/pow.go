@@ -40,7 +40,7 @@ func init() {
 // argument is present). No forward arguments are copied.
 func powGradient(g *operators.GradientContext) error {
 	g.CopyArguments = false
-	if a := netdef.FindArg(g.Def().Arg, "exponent"); a != nil || g.NumInputs() == 1 {
+	if a := g.Arg("exponent"); a != nil || g.NumInputs() == 1 {
 		var e float32
 		switch {
 		case a == nil:
@@ -64,7 +64,7 @@ func powGradient(g *operators.GradientContext) error {
 	if g.I(0) == g.O(0) || g.I(1) == g.O(0) {
 		return errors.New("gradient computation cannot be carried out if Pow uses in-place computation")
 	}
-	bflag := hasArg(g, "broadcast")
+	bflag := g.HasArg("broadcast")
 	bargs := func() []*netdef.Argument {
 		if !bflag {
 			return nil

@@ -35,7 +35,7 @@ type sumReduceLikeOp struct {
 }
 
 func (o *sumReduceLikeOp) Run() error {
-	a, err := o.Input(0)
+	a, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -44,9 +44,6 @@ func (o *sumReduceLikeOp) Run() error {
 		return err
 	}
 	dt := a.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return o.Errorf("input 0 (%q) has type %v, want FLOAT or DOUBLE", o.InputName(0), dt)
-	}
 	switch {
 	case b.Size() == 1:
 		o.p.buildScalar(a.Size())

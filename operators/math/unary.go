@@ -288,7 +288,7 @@ type unaryGradOp struct {
 }
 
 func (o *unaryGradOp) Run() error {
-	x, err := o.Input(0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -297,9 +297,6 @@ func (o *unaryGradOp) Run() error {
 		return err
 	}
 	dt := x.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return o.Errorf("input 0 (%q) has type %v, want FLOAT or DOUBLE", o.InputName(0), dt)
-	}
 	if dy.DataType() != dt || dy.Size() != x.Size() {
 		return o.Errorf("input 1 (%q) is %v, input 0 (%q) is %v: they must have one type and size", o.InputName(1), dy, o.InputName(0), x)
 	}

@@ -87,10 +87,7 @@ func init() {
 		return &weightedSumOp{Base: b}, nil
 	})
 	operators.MustRegisterGradient("WeightedSum", func(g *operators.GradientContext) error {
-		gradOnW := false
-		if a := netdef.FindArg(g.Def().Arg, "grad_on_w"); a != nil {
-			gradOnW = a.GetI() != 0
-		}
+		gradOnW := g.ArgInt("grad_on_w", 0) != 0
 		ins := []string{g.GO(0)}
 		var outs []string
 		for i := 0; i < g.NumInputs(); i += 2 {
@@ -237,14 +234,11 @@ func variadicRun[T num](o *variadicOp, x0, y *blob.Tensor) {
 type meanGradOp struct{ *operators.Base }
 
 func (o *meanGradOp) Run() error {
-	dy, err := o.Input(0)
+	dy, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
 	dt := dy.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return o.Errorf("input 0 (%q) has type %v, want FLOAT or DOUBLE", o.InputName(0), dt)
-	}
 	for i := o.NumOutputs() - 1; i >= 0; i-- {
 		dx := o.Output(i)
 		if dx != dy {
@@ -278,7 +272,7 @@ func meanGradRun[T float](o *meanGradOp, dy *blob.Tensor) {
 type selectGradOp struct{ *operators.Base }
 
 func (o *selectGradOp) Run() error {
-	y, err := o.Input(0)
+	y, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -287,9 +281,6 @@ func (o *selectGradOp) Run() error {
 		return err
 	}
 	dt := y.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return o.Errorf("input 0 (%q) has type %v, want FLOAT or DOUBLE", o.InputName(0), dt)
-	}
 	for i := 1; i < o.NumInputs(); i++ {
 		xi, err := o.Input(i)
 		if err != nil {
@@ -347,14 +338,11 @@ func scalarOf(t *blob.Tensor) (float64, bool) {
 type weightedSumOp struct{ *operators.Base }
 
 func (o *weightedSumOp) Run() error {
-	x0, err := o.Input(0)
+	x0, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
 	dt := x0.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return o.Errorf("input 0 (%q) has type %v, want FLOAT or DOUBLE", o.InputName(0), dt)
-	}
 	if x0.Size() == 0 {
 		return o.Errorf("input 0 (%q) is empty", o.InputName(0))
 	}
@@ -415,14 +403,11 @@ type weightedSumGradOp struct {
 }
 
 func (o *weightedSumGradOp) Run() error {
-	dy, err := o.Input(0)
+	dy, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
 	dt := dy.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return o.Errorf("input 0 (%q) has type %v, want FLOAT or DOUBLE", o.InputName(0), dt)
-	}
 	k := o.NumInputs() / 2
 	for i := 0; i < k; i++ {
 		w, err := o.Input(2*i + 2)

@@ -78,7 +78,7 @@ type activationOp struct {
 }
 
 func (o *activationOp) Run() error {
-	x, err := floatInput(o.Base, 0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -126,16 +126,9 @@ type activationGradOp struct {
 }
 
 func (o *activationGradOp) Run() error {
-	y, err := floatInput(o.Base, 0)
+	y, dy, err := outputAndGradient(o.Base)
 	if err != nil {
 		return err
-	}
-	dy, err := inputLike(o.Base, 1, 0, y)
-	if err != nil {
-		return err
-	}
-	if dy.Size() != y.Size() {
-		return o.Errorf("input 1 (%q) has shape %v, but input 0 (%q) has shape %v", o.InputName(1), dy.Dims(), o.InputName(0), y.Dims())
 	}
 	dx := o.Output(0)
 	if err := dx.Init(y.DataType(), y.Dims()...); err != nil {

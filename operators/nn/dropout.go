@@ -42,7 +42,7 @@ func init() {
 		return &dropoutGradOp{Base: b, ratio: ratio, isTest: b.ArgBool("is_test", false)}, nil
 	})
 	operators.MustRegisterGradient("Dropout", func(g *operators.GradientContext) error {
-		if intArg(g.Def(), "is_test", 0) != 0 {
+		if g.ArgInt("is_test", 0) != 0 {
 			g.Op("DropoutGrad", []string{g.GO(0)}, []string{g.GI(0)})
 			return nil
 		}
@@ -69,7 +69,7 @@ type dropoutOp struct {
 }
 
 func (o *dropoutOp) Run() error {
-	x, err := floatInput(o.Base, 0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ type dropoutGradOp struct {
 }
 
 func (o *dropoutGradOp) Run() error {
-	dy, err := floatInput(o.Base, 0)
+	dy, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}

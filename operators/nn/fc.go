@@ -25,7 +25,7 @@ func init() {
 				", b has N elements, and Y has X's dimensions before axis followed by N.",
 		})
 		operators.MustRegister(typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
-			return &fcOp{Base: b, axis: int(b.ArgInt("axis", 1)), axisW: int(b.ArgInt("axis_w", 1)), transposed: transposed}, nil
+			return &fcOp{newFC(b, transposed)}, nil
 		})
 		grad := typ + "Gradient"
 		operators.MustRegisterSchema(operators.Schema{
@@ -33,7 +33,7 @@ func init() {
 			Doc: grad + "(X, W, dY) computes (dW, db[, dX]) of " + typ + ".",
 		})
 		operators.MustRegister(grad, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
-			return &fcGradOp{Base: b, axis: int(b.ArgInt("axis", 1)), axisW: int(b.ArgInt("axis_w", 1)), transposed: transposed}, nil
+			return &fcGradOp{newFC(b, transposed)}, nil
 		})
 		operators.MustRegisterGradient(typ, func(g *operators.GradientContext) error {
 			g.Op(grad, []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(1), g.GI(2), g.GI(0)})
@@ -49,50 +49,63 @@ type fcDims struct {
 	n    int
 }
 
-// fcShapes checks X and W and returns the layer's sizes.
-func fcShapes(o *operators.Base, x, w *blob.Tensor, axis, axisW int, transposed bool) (fcDims, error) {
-	ax, ok := canonicalAxis(axis, x.NumDims())
-	if !ok {
-		return fcDims{}, o.Errorf("axis %d is out of range for input 0 (%q) of shape %v", axis, o.InputName(0), x.Dims())
+// fc is what FC, FCTransposed and their gradient operators share: the
+// arguments, and the checks of X, W and the third input (b or dY).
+type fc struct {
+	*operators.Base
+	axis, axisW int
+	transposed  bool
+	shape       []int // scratch for an output shape
+}
+
+func newFC(b *operators.Base, transposed bool) fc {
+	return fc{Base: b, axis: int(b.ArgInt("axis", 1)), axisW: int(b.ArgInt("axis_w", 1)), transposed: transposed}
+}
+
+// inputs returns X, W and the third input, all of X's float type, and the
+// layer's sizes.
+func (o *fc) inputs() (x, w, third *blob.Tensor, d fcDims, err error) {
+	if x, err = o.FloatInput(0); err != nil {
+		return nil, nil, nil, d, err
 	}
-	axw, ok := canonicalAxis(axisW, w.NumDims())
+	if w, err = inputLike(o.Base, 1, 0, x); err != nil {
+		return nil, nil, nil, d, err
+	}
+	if third, err = inputLike(o.Base, 2, 0, x); err != nil {
+		return nil, nil, nil, d, err
+	}
+	d, err = o.dims(x, w)
+	return x, w, third, d, err
+}
+
+// dims checks X and W and returns the layer's sizes.
+func (o *fc) dims(x, w *blob.Tensor) (fcDims, error) {
+	ax, ok := operators.CanonicalAxis(o.axis, x.NumDims())
 	if !ok {
-		return fcDims{}, o.Errorf("axis_w %d is out of range for input 1 (%q) of shape %v", axisW, o.InputName(1), w.Dims())
+		return fcDims{}, o.Errorf("axis %d is out of range for input 0 (%q) of shape %v", o.axis, o.InputName(0), x.Dims())
+	}
+	axw, ok := operators.CanonicalAxis(o.axisW, w.NumDims())
+	if !ok {
+		return fcDims{}, o.Errorf("axis_w %d is out of range for input 1 (%q) of shape %v", o.axisW, o.InputName(1), w.Dims())
 	}
 	d := fcDims{ax: ax, m: x.SizeToDim(ax), k: x.SizeFromDim(ax)}
 	wk := w.SizeFromDim(axw)
 	d.n = w.SizeToDim(axw)
-	if transposed {
+	if o.transposed {
 		wk, d.n = d.n, wk
 	}
 	if wk != d.k {
 		return fcDims{}, o.Errorf("dimension mismatch: X (%q) of shape %v flattened at axis %d is %d×%d, but W (%q) of shape %v flattened at axis_w %d has %d inputs, not %d",
-			o.InputName(0), x.Dims(), axis, d.m, d.k, o.InputName(1), w.Dims(), axisW, wk, d.k)
+			o.InputName(0), x.Dims(), o.axis, d.m, d.k, o.InputName(1), w.Dims(), o.axisW, wk, d.k)
 	}
 	return d, nil
 }
 
-type fcOp struct {
-	*operators.Base
-	axis, axisW int
-	transposed  bool
-	shape       []int
-}
+// fcOp is FC or FCTransposed.
+type fcOp struct{ fc }
 
 func (o *fcOp) Run() error {
-	x, err := floatInput(o.Base, 0)
-	if err != nil {
-		return err
-	}
-	w, err := inputLike(o.Base, 1, 0, x)
-	if err != nil {
-		return err
-	}
-	bias, err := inputLike(o.Base, 2, 0, x)
-	if err != nil {
-		return err
-	}
-	d, err := fcShapes(o.Base, x, w, o.axis, o.axisW, o.transposed)
+	x, w, bias, d, err := o.inputs()
 	if err != nil {
 		return err
 	}
@@ -125,27 +138,11 @@ func fcForward[T blob.Float](d fcDims, transposed bool, x, w, b, y []T) {
 	gemm.Gemm(false, true, d.m, d.n, d.k, 1, x, ld(d.k), w, ld(d.k), 1, y, ld(d.n))
 }
 
-type fcGradOp struct {
-	*operators.Base
-	axis, axisW int
-	transposed  bool
-	shape       []int
-}
+// fcGradOp is FCGradient or FCTransposedGradient.
+type fcGradOp struct{ fc }
 
 func (o *fcGradOp) Run() error {
-	x, err := floatInput(o.Base, 0)
-	if err != nil {
-		return err
-	}
-	w, err := inputLike(o.Base, 1, 0, x)
-	if err != nil {
-		return err
-	}
-	dy, err := inputLike(o.Base, 2, 0, x)
-	if err != nil {
-		return err
-	}
-	d, err := fcShapes(o.Base, x, w, o.axis, o.axisW, o.transposed)
+	x, w, dy, d, err := o.inputs()
 	if err != nil {
 		return err
 	}

@@ -55,34 +55,19 @@ func init() {
 // bools there and so writes them back as 0 or 1, which makes the gradient of
 // a MatMul with an axis of 2 or more fail; the axes are passed through
 // unchanged here, so those gradients are correct (the definitions are equal
-// to Caffe2's whenever the axes are 0 or 1).
+// to Caffe2's whenever the axes are 0 or 1). Each operator also takes the
+// input whose gradient it computes, for its shape.
 func matMulGradient(g *operators.GradientContext) error {
 	g.CopyArguments = false
-	def := g.Def()
-	transA := intArg(def, "trans_a", 0) != 0
-	transB := intArg(def, "trans_b", 0) != 0
-	axisA := intArg(def, "axis_a", 1)
-	axisB := intArg(def, "axis_b", 1)
-	a, b, dy := g.I(0), g.I(1), g.GO(0)
-	da, db := g.GI(0), g.GI(1)
-	one := func(name string) *netdef.Argument { return netdef.ArgInt(name, 1) }
-	switch {
-	case transA && transB:
-		// dA = Bᵀ·dYᵀ, dB = dYᵀ·Aᵀ.
-		g.Op("MatMul", []string{b, dy, a}, []string{da}, one("trans_a"), one("trans_b"), netdef.ArgInt("axis_a", axisB))
-		g.Op("MatMul", []string{dy, a, b}, []string{db}, one("trans_a"), one("trans_b"), netdef.ArgInt("axis_b", axisA))
-	case transA:
-		// dA = B·dYᵀ, dB = A·dY.
-		g.Op("MatMul", []string{b, dy, a}, []string{da}, one("trans_b"), netdef.ArgInt("axis_a", axisB))
-		g.Op("MatMul", []string{a, dy, b}, []string{db}, netdef.ArgInt("axis_a", axisA))
-	case transB:
-		// dA = dY·B, dB = dYᵀ·A.
-		g.Op("MatMul", []string{dy, b, a}, []string{da}, netdef.ArgInt("axis_b", axisB))
-		g.Op("MatMul", []string{dy, a, b}, []string{db}, one("trans_a"), netdef.ArgInt("axis_b", axisA))
-	default:
-		// dA = dY·Bᵀ, dB = Aᵀ·dY.
-		g.Op("MatMul", []string{dy, b, a}, []string{da}, one("trans_b"), netdef.ArgInt("axis_b", axisB))
-		g.Op("MatMul", []string{a, dy, b}, []string{db}, one("trans_a"), netdef.ArgInt("axis_a", axisA))
+	axes := [2]int64{g.ArgInt("axis_a", 1), g.ArgInt("axis_b", 1)}
+	for i, p := range gradProducts(g) {
+		// The other forward operand keeps its axis, named for its side.
+		other := 1 - i
+		axis := netdef.ArgInt("axis_b", axes[other])
+		if p.l == other {
+			axis = netdef.ArgInt("axis_a", axes[other])
+		}
+		g.Op("MatMul", append(p.operands(g), g.I(i)), []string{g.GI(i)}, append(p.flags(), axis)...)
 	}
 	return nil
 }
@@ -91,34 +76,62 @@ func matMulGradient(g *operators.GradientContext) error {
 // GetBatchMatMulGradient does; it has no gradient with broadcast=1.
 func batchMatMulGradient(g *operators.GradientContext) error {
 	g.CopyArguments = false
-	def := g.Def()
-	if intArg(def, "broadcast", 0) != 0 {
+	if g.ArgInt("broadcast", 0) != 0 {
 		return errors.New("gradient is not supported with broadcast=1 for BatchMatMul")
 	}
-	transA := intArg(def, "trans_a", 0) != 0
-	transB := intArg(def, "trans_b", 0) != 0
-	a, b, dy := g.I(0), g.I(1), g.GO(0)
-	da, db := g.GI(0), g.GI(1)
-	one := func(name string) *netdef.Argument { return netdef.ArgInt(name, 1) }
-	switch {
-	case transA && transB:
-		// dA = Bᵀ·dYᵀ, dB = dYᵀ·Aᵀ.
-		g.Op("BatchMatMul", []string{b, dy}, []string{da}, one("trans_a"), one("trans_b"))
-		g.Op("BatchMatMul", []string{dy, a}, []string{db}, one("trans_a"), one("trans_b"))
-	case transA:
-		// dA = B·dYᵀ, dB = A·dY.
-		g.Op("BatchMatMul", []string{b, dy}, []string{da}, one("trans_b"))
-		g.Op("BatchMatMul", []string{a, dy}, []string{db})
-	case transB:
-		// dA = dY·B, dB = dYᵀ·A.
-		g.Op("BatchMatMul", []string{dy, b}, []string{da})
-		g.Op("BatchMatMul", []string{dy, a}, []string{db}, one("trans_a"))
-	default:
-		// dA = dY·Bᵀ, dB = Aᵀ·dY.
-		g.Op("BatchMatMul", []string{dy, b}, []string{da}, one("trans_b"))
-		g.Op("BatchMatMul", []string{a, dy}, []string{db}, one("trans_a"))
+	for i, p := range gradProducts(g) {
+		g.Op("BatchMatMul", p.operands(g), []string{g.GI(i)}, p.flags()...)
 	}
 	return nil
+}
+
+// gradOperand stands for dY among the operands of a product; 0 and 1 are
+// the forward inputs A and B.
+const gradOperand = -1
+
+// product is op(l)·op(r), op transposing where transL or transR is set.
+type product struct {
+	l, r           int
+	transL, transR bool
+}
+
+// gradProducts returns the products giving dA and dB of Y = op(A)·op(B)
+// (op as trans_a and trans_b say), as Caffe2's gradient makers order them.
+func gradProducts(g *operators.GradientContext) [2]product {
+	const dy = gradOperand
+	switch transA, transB := g.ArgInt("trans_a", 0) != 0, g.ArgInt("trans_b", 0) != 0; {
+	case transA && transB: // dA = Bᵀ·dYᵀ, dB = dYᵀ·Aᵀ
+		return [2]product{{1, dy, true, true}, {dy, 0, true, true}}
+	case transA: // dA = B·dYᵀ, dB = A·dY
+		return [2]product{{1, dy, false, true}, {0, dy, false, false}}
+	case transB: // dA = dY·B, dB = dYᵀ·A
+		return [2]product{{dy, 1, false, false}, {dy, 0, true, false}}
+	default: // dA = dY·Bᵀ, dB = Aᵀ·dY
+		return [2]product{{dy, 1, false, true}, {0, dy, true, false}}
+	}
+}
+
+// operands returns the blob names of p's operands.
+func (p product) operands(g *operators.GradientContext) []string {
+	name := func(k int) string {
+		if k == gradOperand {
+			return g.GO(0)
+		}
+		return g.I(k)
+	}
+	return []string{name(p.l), name(p.r)}
+}
+
+// flags returns trans_a and trans_b arguments for p's transpositions.
+func (p product) flags() []*netdef.Argument {
+	var args []*netdef.Argument
+	if p.transL {
+		args = append(args, netdef.ArgInt("trans_a", 1))
+	}
+	if p.transR {
+		args = append(args, netdef.ArgInt("trans_b", 1))
+	}
+	return args
 }
 
 type matMulOp struct {
@@ -129,7 +142,7 @@ type matMulOp struct {
 }
 
 func (o *matMulOp) Run() error {
-	a, err := floatInput(o.Base, 0)
+	a, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -137,11 +150,11 @@ func (o *matMulOp) Run() error {
 	if err != nil {
 		return err
 	}
-	ca, ok := canonicalAxis(o.axisA, a.NumDims())
+	ca, ok := operators.CanonicalAxis(o.axisA, a.NumDims())
 	if !ok {
 		return o.Errorf("axis_a %d is out of range for input 0 (%q) of shape %v", o.axisA, o.InputName(0), a.Dims())
 	}
-	cb, ok := canonicalAxis(o.axisB, b.NumDims())
+	cb, ok := operators.CanonicalAxis(o.axisB, b.NumDims())
 	if !ok {
 		return o.Errorf("axis_b %d is out of range for input 1 (%q) of shape %v", o.axisB, o.InputName(1), b.Dims())
 	}
@@ -207,7 +220,7 @@ type batchMatMulOp struct {
 }
 
 func (o *batchMatMulOp) Run() error {
-	a, err := floatInput(o.Base, 0)
+	a, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}

@@ -39,11 +39,11 @@ type softmaxOp struct {
 }
 
 func (o *softmaxOp) Run() error {
-	x, err := floatInput(o.Base, 0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
-	ax, ok := canonicalAxis(o.axis, x.NumDims())
+	ax, ok := operators.CanonicalAxis(o.axis, x.NumDims())
 	if !ok {
 		return o.Errorf("axis %d is out of range for input %q of shape %v", o.axis, o.InputName(0), x.Dims())
 	}
@@ -92,18 +92,11 @@ type softmaxGradOp struct {
 }
 
 func (o *softmaxGradOp) Run() error {
-	y, err := floatInput(o.Base, 0)
+	y, dy, err := outputAndGradient(o.Base)
 	if err != nil {
 		return err
 	}
-	dy, err := inputLike(o.Base, 1, 0, y)
-	if err != nil {
-		return err
-	}
-	if dy.Size() != y.Size() {
-		return o.Errorf("input 1 (%q) has shape %v, but input 0 (%q) has shape %v", o.InputName(1), dy.Dims(), o.InputName(0), y.Dims())
-	}
-	ax, ok := canonicalAxis(o.axis, y.NumDims())
+	ax, ok := operators.CanonicalAxis(o.axis, y.NumDims())
 	if !ok {
 		return o.Errorf("axis %d is out of range for input %q of shape %v", o.axis, o.InputName(0), y.Dims())
 	}

@@ -63,14 +63,11 @@ func init() {
 // floatInputs checks that the inputs idx all have the element type of the
 // first, float32 or float64, stores them in dst and returns that type.
 func floatInputs(o *operators.Base, dst []*blob.Tensor, idx ...int) (blob.DataType, error) {
-	first, err := o.Input(idx[0])
+	first, err := o.FloatInput(idx[0])
 	if err != nil {
 		return 0, err
 	}
 	dt := first.DataType()
-	if dt != blob.Float32 && dt != blob.Float64 {
-		return 0, o.Errorf("input %d (%q) has type %v, want FLOAT or DOUBLE", idx[0], o.InputName(idx[0]), dt)
-	}
 	for k, i := range idx {
 		t, err := o.InputOf(i, dt)
 		if err != nil {

@@ -45,11 +45,8 @@ func newArg(largest bool) operators.Factory {
 // canonicalAxis maps a possibly negative axis into [0, nd), naming input i
 // in the error.
 func canonicalAxis(o *operators.Base, axis, nd, i int) (int, error) {
-	a := axis
-	if a < 0 {
-		a += nd
-	}
-	if a < 0 || a >= nd {
+	a, ok := operators.CanonicalAxis(axis, nd)
+	if !ok {
 		return 0, o.Errorf("axis %d is out of range for input %d (%q) with %d dimensions", axis, i, o.InputName(i), nd)
 	}
 	return a, nil

@@ -3,6 +3,7 @@ package reduce
 import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -41,7 +42,7 @@ func init() {
 		Args: average,
 		Doc:  "The sum of the squares (or with average, their mean) of all elements of X, as a 0-d tensor. No gradient is registered.",
 	}, func(b *operators.Base) (operators.Operator, error) {
-		return &sumSqrElementsOp{Base: b, average: b.ArgBool("average", false)}, nil
+		return &sumElementsOp{Base: b, average: b.ArgBool("average", false), squares: true}, nil
 	})
 
 	for _, m := range []struct {
@@ -56,13 +57,17 @@ func init() {
 			Type:      m.typ,
 			MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 			Doc: "For each matrix of the batch, " + what + ".",
-		}, newMatrixMax(m.rowwise))
+		}, func(b *operators.Base) (operators.Operator, error) {
+			return &matrixMaxOp{matrixMaxBase{b, m.rowwise}}, nil
+		})
 		gradType := m.typ + "Gradient"
 		register(operators.Schema{
 			Type:      gradType,
 			MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 			Doc: "(X, Y, dY) → dX for " + m.typ + ".",
-		}, newMatrixMaxGradient(m.rowwise))
+		}, func(b *operators.Base) (operators.Operator, error) {
+			return &matrixMaxGradientOp{matrixMaxBase{b, m.rowwise}}, nil
+		})
 		operators.MustRegisterGradient(m.typ, func(g *operators.GradientContext) error {
 			g.Op(gradType, []string{g.I(0), g.O(0), g.GO(0)}, []string{g.GI(0)})
 			return nil
@@ -70,22 +75,14 @@ func init() {
 	}
 }
 
-// floatInput returns input i, which must be float32 or float64.
-func floatInput(o *operators.Base, i int) (*blob.Tensor, error) {
-	x, err := o.Input(i)
-	if err != nil {
-		return nil, err
-	}
-	return x, checkType(o, i, x.DataType(), false)
-}
-
+// sumElementsOp is SumElements, or with squares SumSqrElements.
 type sumElementsOp struct {
 	*operators.Base
-	average bool
+	average, squares bool
 }
 
 func (o *sumElementsOp) Run() error {
-	x, err := floatInput(o.Base, 0)
+	x, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}
@@ -94,9 +91,9 @@ func (o *sumElementsOp) Run() error {
 		return err
 	}
 	if x.DataType() == blob.Float32 {
-		blob.Data[float32](y)[0] = sumElements(blob.Data[float32](x), o.average, false)
+		blob.Data[float32](y)[0] = sumElements(blob.Data[float32](x), o.average, o.squares)
 	} else {
-		blob.Data[float64](y)[0] = sumElements(blob.Data[float64](x), o.average, false)
+		blob.Data[float64](y)[0] = sumElements(blob.Data[float64](x), o.average, o.squares)
 	}
 	return nil
 }
@@ -109,28 +106,6 @@ func sumElements[T number](x []T, average, squares bool) T {
 		s /= T(len(x))
 	}
 	return s
-}
-
-type sumSqrElementsOp struct {
-	*operators.Base
-	average bool
-}
-
-func (o *sumSqrElementsOp) Run() error {
-	x, err := floatInput(o.Base, 0)
-	if err != nil {
-		return err
-	}
-	y := o.Output(0)
-	if err := y.Init(x.DataType()); err != nil {
-		return err
-	}
-	if x.DataType() == blob.Float32 {
-		blob.Data[float32](y)[0] = sumElements(blob.Data[float32](x), o.average, true)
-	} else {
-		blob.Data[float64](y)[0] = sumElements(blob.Data[float64](x), o.average, true)
-	}
-	return nil
 }
 
 type sumElementsIntOp struct{ *operators.Base }
@@ -158,7 +133,7 @@ func (o *sumElementsGradientOp) Run() error {
 	if err != nil {
 		return err
 	}
-	dy, err := floatInput(o.Base, 1)
+	dy, err := o.FloatInput(1)
 	if err != nil {
 		return err
 	}
@@ -174,91 +149,74 @@ func (o *sumElementsGradientOp) Run() error {
 		return err
 	}
 	if dy.DataType() == blob.Float32 {
-		fill(blob.Data[float32](dx), float32(float64(blob.Data[float32](dy)[0])*scale))
+		vec.Fill(blob.Data[float32](dx), float32(float64(blob.Data[float32](dy)[0])*scale))
 	} else {
-		fill(blob.Data[float64](dx), blob.Data[float64](dy)[0]*scale)
+		vec.Fill(blob.Data[float64](dx), blob.Data[float64](dy)[0]*scale)
 	}
 	return nil
 }
 
-// batchDims returns the B, M, N of the 3-D input i.
-func batchDims(o *operators.Base, x *blob.Tensor, i int) (b, m, n int, err error) {
-	if x.NumDims() != 3 {
-		return 0, 0, 0, o.Errorf("input %d (%q) must be 3-D [B, M, N], has shape %v", i, o.InputName(i), x.Dims())
-	}
-	return x.Dim(0), x.Dim(1), x.Dim(2), nil
-}
-
-type matrixMaxOp struct {
+// matrixMaxBase is what RowwiseMax, ColwiseMax and their gradients share.
+type matrixMaxBase struct {
 	*operators.Base
 	rowwise bool
 }
 
-func newMatrixMax(rowwise bool) operators.Factory {
-	return func(b *operators.Base) (operators.Operator, error) {
-		return &matrixMaxOp{Base: b, rowwise: rowwise}, nil
+// matrixDims are the sizes of a batch of b m×n matrices and of their k
+// maxima per matrix (one per row or per column).
+type matrixDims struct{ b, m, n, k int }
+
+// input returns input 0, a float X [B, M, N], and its sizes.
+func (o *matrixMaxBase) input() (*blob.Tensor, matrixDims, error) {
+	x, err := o.FloatInput(0)
+	if err != nil {
+		return nil, matrixDims{}, err
 	}
+	if x.NumDims() != 3 {
+		return nil, matrixDims{}, o.Errorf("input 0 (%q) must be 3-D [B, M, N], has shape %v", o.InputName(0), x.Dims())
+	}
+	d := matrixDims{b: x.Dim(0), m: x.Dim(1), n: x.Dim(2), k: x.Dim(2)}
+	if o.rowwise {
+		d.k = d.m
+	}
+	return x, d, nil
 }
 
+// matrixMaxOp is RowwiseMax or ColwiseMax.
+type matrixMaxOp struct{ matrixMaxBase }
+
 func (o *matrixMaxOp) Run() error {
-	x, err := floatInput(o.Base, 0)
-	if err != nil {
-		return err
-	}
-	b, m, n, err := batchDims(o.Base, x, 0)
+	x, d, err := o.input()
 	if err != nil {
 		return err
 	}
 	y := o.Output(0)
-	k := n
-	if o.rowwise {
-		k = m
-	}
-	if err := y.Init(x.DataType(), b, k); err != nil {
+	if err := y.Init(x.DataType(), d.b, d.k); err != nil {
 		return err
 	}
 	if x.DataType() == blob.Float32 {
-		matrixMax(o.rowwise, b, m, n, blob.Data[float32](x), blob.Data[float32](y))
+		matrixMax(o.rowwise, d, blob.Data[float32](x), blob.Data[float32](y))
 	} else {
-		matrixMax(o.rowwise, b, m, n, blob.Data[float64](x), blob.Data[float64](y))
+		matrixMax(o.rowwise, d, blob.Data[float64](x), blob.Data[float64](y))
 	}
 	return nil
 }
 
 // matrixMax computes the row (or column) maxima of each m×n matrix of x.
-func matrixMax[T number](rowwise bool, b, m, n int, x, y []T) {
-	k := n
-	if rowwise {
-		k = m
-	}
-	for i := range b {
-		frontBackForward(maxR, !rowwise, m, n, x[i*m*n:(i+1)*m*n], nil, y[i*k:(i+1)*k])
+func matrixMax[T number](rowwise bool, d matrixDims, x, y []T) {
+	mn := d.m * d.n
+	for i := range d.b {
+		frontBackForward(maxR, !rowwise, d.m, d.n, x[i*mn:(i+1)*mn], nil, y[i*d.k:(i+1)*d.k])
 	}
 }
 
-type matrixMaxGradientOp struct {
-	*operators.Base
-	rowwise bool
-}
-
-func newMatrixMaxGradient(rowwise bool) operators.Factory {
-	return func(b *operators.Base) (operators.Operator, error) {
-		return &matrixMaxGradientOp{Base: b, rowwise: rowwise}, nil
-	}
-}
+// matrixMaxGradientOp is RowwiseMaxGradient or ColwiseMaxGradient.
+type matrixMaxGradientOp struct{ matrixMaxBase }
 
 func (o *matrixMaxGradientOp) Run() error {
-	x, err := floatInput(o.Base, 0)
+	x, d, err := o.input()
 	if err != nil {
 		return err
-	}
-	b, m, n, err := batchDims(o.Base, x, 0)
-	if err != nil {
-		return err
-	}
-	k := n
-	if o.rowwise {
-		k = m
 	}
 	y, err := o.InputOf(1, x.DataType())
 	if err != nil {
@@ -269,9 +227,9 @@ func (o *matrixMaxGradientOp) Run() error {
 		return err
 	}
 	for i, t := range [2]*blob.Tensor{y, dy} {
-		if t.Size() != b*k {
+		if t.Size() != d.b*d.k {
 			return o.Errorf("input %d (%q) has shape %v, want %d elements for %q of shape %v",
-				i+1, o.InputName(i+1), t.Dims(), b*k, o.InputName(0), x.Dims())
+				i+1, o.InputName(i+1), t.Dims(), d.b*d.k, o.InputName(0), x.Dims())
 		}
 	}
 	dx := o.Output(0)
@@ -279,22 +237,19 @@ func (o *matrixMaxGradientOp) Run() error {
 		return err
 	}
 	if x.DataType() == blob.Float32 {
-		matrixMaxBackward(o.rowwise, b, m, n, blob.Data[float32](x), blob.Data[float32](y), blob.Data[float32](dy), blob.Data[float32](dx))
+		matrixMaxBackward(o.rowwise, d, blob.Data[float32](x), blob.Data[float32](y), blob.Data[float32](dy), blob.Data[float32](dx))
 	} else {
-		matrixMaxBackward(o.rowwise, b, m, n, blob.Data[float64](x), blob.Data[float64](y), blob.Data[float64](dy), blob.Data[float64](dx))
+		matrixMaxBackward(o.rowwise, d, blob.Data[float64](x), blob.Data[float64](y), blob.Data[float64](dy), blob.Data[float64](dx))
 	}
 	return nil
 }
 
 // matrixMaxBackward routes each maximum's gradient to the elements of x
 // equal to it.
-func matrixMaxBackward[T number](rowwise bool, b, m, n int, x, y, dy, dx []T) {
-	k := n
-	if rowwise {
-		k = m
-	}
-	for i := range b {
-		xs, ds := x[i*m*n:(i+1)*m*n], dx[i*m*n:(i+1)*m*n]
-		frontBackBackward(maxR, !rowwise, m, n, dy[i*k:(i+1)*k], xs, y[i*k:(i+1)*k], nil, ds)
+func matrixMaxBackward[T number](rowwise bool, d matrixDims, x, y, dy, dx []T) {
+	mn := d.m * d.n
+	for i := range d.b {
+		xs, ds := x[i*mn:(i+1)*mn], dx[i*mn:(i+1)*mn]
+		frontBackBackward(maxR, !rowwise, d.m, d.n, dy[i*d.k:(i+1)*d.k], xs, y[i*d.k:(i+1)*d.k], nil, ds)
 	}
 }

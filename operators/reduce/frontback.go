@@ -3,6 +3,7 @@ package reduce
 import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -351,10 +352,10 @@ func frontBackBackward[T number](r reducer, front bool, rows, cols int, dy, x, y
 			dxs := dx[i*cols : (i+1)*cols]
 			switch r {
 			case sumR:
-				fill(dxs[:n], dy[i])
+				vec.Fill(dxs[:n], dy[i])
 			case meanR:
 				if n > 0 {
-					fill(dxs[:n], dy[i]/T(n))
+					vec.Fill(dxs[:n], dy[i]/T(n))
 				}
 			case maxR:
 				xs, yv := x[i*cols:i*cols+n], y[i]

@@ -6,6 +6,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 // number is the set of element types the reductions accept.
@@ -338,13 +339,6 @@ func limits[T number]() (lo, hi T) {
 	return lo, hi
 }
 
-// fill sets every element of y to v.
-func fill[T any](y []T, v T) {
-	for i := range y {
-		y[i] = v
-	}
-}
-
 // sqrt is the square root in T's precision.
 func sqrt[T number](v T) T { return T(math.Sqrt(float64(v))) }
 
@@ -353,9 +347,9 @@ func reduceForward[T number](r reducer, w *walker, x, y []T) {
 	lo, hi := limits[T]()
 	switch r {
 	case maxR:
-		fill(y, lo)
+		vec.Fill(y, lo)
 	case minR:
-		fill(y, hi)
+		vec.Fill(y, hi)
 	default:
 		clear(y)
 	}

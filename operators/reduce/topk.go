@@ -5,6 +5,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -107,8 +108,8 @@ type topKShape struct{ prev, n, next, k int }
 // indices into the flattened x. heap is scratch with capacity ≥ k.
 func topK[T number](s topKShape, x, values []T, indices, flat, heap []int64) {
 	clear(values)
-	fill(indices, -1)
-	fill(flat, -1)
+	vec.Fill(indices, -1)
+	vec.Fill(flat, -1)
 	m := min(s.k, s.n)
 	h := topKHeap[T]{x: x, stride: s.next}
 	for i := range s.prev {
@@ -204,7 +205,7 @@ func newTopKGradient(b *operators.Base) (operators.Operator, error) {
 }
 
 func (o *topKGradientOp) Run() error {
-	dv, err := floatInput(o.Base, 0)
+	dv, err := o.FloatInput(0)
 	if err != nil {
 		return err
 	}

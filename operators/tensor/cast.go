@@ -30,7 +30,7 @@ func castGradient(g *operators.GradientContext) error {
 	if err != nil {
 		return err
 	}
-	a := defArg(g.Def(), "from_type")
+	a := g.Arg("from_type")
 	if a == nil || (a.S == nil && a.I == nil) {
 		return fmt.Errorf("argument from_type of type int or string is required to get the gradient of Cast")
 	}
@@ -47,7 +47,7 @@ func castGradient(g *operators.GradientContext) error {
 // castType reads a data-type argument given as a TensorProto.DataType number
 // or as its name (any case); it is FLOAT when absent.
 func castType(def *netdef.OperatorDef, name string) (blob.DataType, error) {
-	a := defArg(def, name)
+	a := netdef.FindArg(def.GetArg(), name)
 	switch {
 	case a == nil:
 		return blob.Float32, nil

@@ -113,7 +113,7 @@ func (o *concatOp) Run() error {
 	if o.addAxis {
 		adj++
 	}
-	axis, ok := canonicalAxis(o.axis, adj)
+	axis, ok := operators.CanonicalAxis(o.axis, adj)
 	if !ok {
 		return o.Errorf("axis %d is out of range for input 0 (%q) of shape %v", o.axis, o.InputName(0), x0.Dims())
 	}
@@ -212,7 +212,7 @@ func (o *splitOp) Run() error {
 	if err != nil {
 		return err
 	}
-	axis, ok := canonicalAxis(o.axis, x.NumDims())
+	axis, ok := operators.CanonicalAxis(o.axis, x.NumDims())
 	if !ok {
 		return o.Errorf("axis %d is out of range for input 0 (%q) of shape %v", o.axis, o.InputName(0), x.Dims())
 	}

@@ -87,16 +87,3 @@ func (o *aliasOp) Run() error {
 	}
 	return nil
 }
-
-// defArg returns the argument called name of def, or nil.
-func defArg(def *netdef.OperatorDef, name string) *netdef.Argument {
-	return netdef.FindArg(def.GetArg(), name)
-}
-
-// defArgInt returns the integer argument name of def, or dflt when absent.
-func defArgInt(def *netdef.OperatorDef, name string, dflt int64) int64 {
-	if a := defArg(def, name); a != nil && a.I != nil {
-		return a.GetI()
-	}
-	return dflt
-}

@@ -35,9 +35,8 @@ func init() {
 // dOUTPUT, DATA) with dense_gradient; along another axis it is
 // BatchGatherGradient(DATA, INDICES, dOUTPUT).
 func gatherGradient(g *operators.GradientContext) error {
-	def := g.Def()
-	dense := defArgInt(def, "dense_gradient", 0) != 0
-	axis := defArgInt(def, "axis", 0)
+	dense := g.ArgInt("dense_gradient", 0) != 0
+	axis := g.ArgInt("axis", 0)
 	if axis == 0 {
 		if dense {
 			g.Op("SparseToDense", []string{g.I(1), g.GO(0), g.I(0)}, []string{g.GI(0)})
@@ -46,7 +45,7 @@ func gatherGradient(g *operators.GradientContext) error {
 		g.SetGradient(0, operators.Gradient{Indices: g.I(1), Values: g.GO(0)})
 		return nil
 	}
-	if defArg(def, "dense_gradient") != nil && !dense {
+	if g.HasArg("dense_gradient") && !dense {
 		return fmt.Errorf("Gather with axis %d must use dense_gradient", axis)
 	}
 	g.Op("BatchGatherGradient", []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0)}, netdef.ArgInt("axis", axis))
@@ -106,7 +105,7 @@ func (o *gatherOp) Run() error {
 	if err != nil {
 		return err
 	}
-	axis, ok := canonicalAxis(o.axis, data.NumDims())
+	axis, ok := operators.CanonicalAxis(o.axis, data.NumDims())
 	if !ok {
 		return o.Errorf("axis %d is out of range for DATA input 0 (%q) of shape %v", o.axis, o.InputName(0), data.Dims())
 	}
@@ -150,7 +149,7 @@ func (o *batchGatherGradOp) Run() error {
 	if nd < 2 {
 		return o.Errorf("DATA input 0 (%q) of shape %v must be at least 2-D", o.InputName(0), data.Dims())
 	}
-	axis, ok := canonicalAxis(o.axis, nd)
+	axis, ok := operators.CanonicalAxis(o.axis, nd)
 	if !ok {
 		return o.Errorf("axis %d is out of range for DATA input 0 (%q) of shape %v", o.axis, o.InputName(0), data.Dims())
 	}

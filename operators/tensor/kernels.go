@@ -204,17 +204,6 @@ func (numeric[T]) scatterAdd(dst, grad *blob.Tensor, idx []int, outer, axisDim, 
 	}
 }
 
-// canonicalAxis maps an axis in [-n, n) to [0, n); ok is false outside.
-func canonicalAxis(axis, n int) (int, bool) {
-	if axis < -n || axis >= n {
-		return 0, false
-	}
-	if axis < 0 {
-		axis += n
-	}
-	return axis, true
-}
-
 // ints returns s resized to n elements, reusing its storage when it can.
 func ints(s []int, n int) []int {
 	if cap(s) < n {

@@ -113,7 +113,7 @@ func (o *tileOp) Run() error {
 	if err != nil {
 		return err
 	}
-	axis, ok := canonicalAxis(rawAxis, x.NumDims())
+	axis, ok := operators.CanonicalAxis(rawAxis, x.NumDims())
 	if !ok {
 		return o.Errorf("axis %d is out of range for input 0 (%q) of shape %v", rawAxis, o.InputName(0), x.Dims())
 	}
