@@ -5,24 +5,13 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-)
-
-// Blocking parameters. A packed A block is mc×kc, a packed B panel kc×nc;
-// the micro-kernel computes an mr×nr tile of C.
-const (
-	mr = 4
-	nr = 4
-	kc = 256
-	mc = 128
-	nc = 512
+	"time"
 )
 
 const (
 	// smallWork is the m·n·k at or below which the product is computed by a
 	// direct loop, without packing.
 	smallWork = 16 * 16 * 16
-	// taskWork is the least m·n·k a parallel task should get.
-	taskWork = 1 << 18
 	// minSplit is the least number of rows (or columns) a task should get.
 	minSplit = 16
 )
@@ -58,12 +47,13 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 		direct(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
+	st := stateFor[T]()
 	p := problem[T]{
+		kern:   st.kern,
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 	}
-	st := stateFor[T]()
-	tasks, byRows, chunk := split(m, n, k, runtime.GOMAXPROCS(0))
+	tasks, byRows, chunk := split(m, n, k, runtime.GOMAXPROCS(0), p.kern.mr, p.kern.nr, p.kern.taskWork)
 	if tasks <= 1 {
 		buf := st.bufs.get()
 		p.run(0, m, 0, n, buf)
@@ -73,16 +63,25 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 	ensureWorkers(tasks - 1)
 	j := st.jobs.get()
 	j.p, j.byRows, j.st = p, byRows, st
-	extent := n
+	j.extent, j.chunk = n, chunk
 	if byRows {
-		extent = m
+		j.extent = m
 	}
-	j.wg.Add(tasks)
-	for lo := chunk; lo < extent; lo += chunk {
-		pool.ch <- task{r: j, lo: lo, hi: min(lo+chunk, extent)}
+	j.pending.Store(int32(tasks))
+	gen := j.open(tasks)
+	// Ask for tasks-1 helpers, and work too: the caller claims ranges
+	// until none is left, so that a helper that starts late (its core
+	// busy, or every worker taken by other calls) costs no more than
+	// computing its range here. A helper that comes after the last range
+	// was claimed finds the job closed and leaves.
+	for range tasks - 1 {
+		select {
+		case pool.ch <- token{j, gen}:
+		default: // the pool is swamped: no helper
+		}
 	}
-	j.runRange(0, chunk)
-	j.wg.Wait()
+	j.work(gen)
+	j.wait()
 	j.p = problem[T]{}
 	st.jobs.put(j)
 }
@@ -162,6 +161,7 @@ func direct[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []
 
 // problem is one product's operands.
 type problem[T float32 | float64] struct {
+	kern           *kernel[T]
 	transA, transB bool
 	m, n, k        int
 	alpha, beta    T
@@ -173,9 +173,10 @@ type problem[T float32 | float64] struct {
 	ldc            int
 }
 
-// buffers are the packing buffers of one running range.
+// buffers are the packing buffers of one running range, and a tile for
+// the micro-kernel's partial tiles at the edges of C.
 type buffers[T float32 | float64] struct {
-	a, b []T
+	a, b, tile []T
 }
 
 func grow[T float32 | float64](s []T, n int) []T {
@@ -187,24 +188,46 @@ func grow[T float32 | float64](s []T, n int) []T {
 
 func roundUp(x, unit int) int { return (x + unit - 1) / unit * unit }
 
+// blockSize is the size of the blocks that cut extent into as few pieces of
+// at most limit as it can, all of about the same size, rounded up to a
+// multiple of unit (so that no block is left with a sliver).
+func blockSize(extent, limit, unit int) int {
+	if extent <= limit {
+		return extent
+	}
+	blocks := (extent + limit - 1) / limit
+	return min(limit, roundUp((extent+blocks-1)/blocks, unit))
+}
+
 // run computes the rows [i0, i1) and columns [j0, j1) of C.
 func (p *problem[T]) run(i0, i1, j0, j1 int, buf *buffers[T]) {
-	kmax := min(kc, p.k)
-	buf.a = grow(buf.a, roundUp(min(mc, i1-i0), mr)*kmax)
-	buf.b = grow(buf.b, roundUp(min(nc, j1-j0), nr)*kmax)
-	for jc := j0; jc < j1; jc += nc {
-		nb := min(nc, j1-jc)
-		for pc := 0; pc < p.k; pc += kc {
-			kb := min(kc, p.k-pc)
+	kn := p.kern
+	mr, nr := kn.mr, kn.nr
+	kcb := blockSize(p.k, kn.kc, 1)
+	mcb := blockSize(i1-i0, kn.mc, mr)
+	ncb := blockSize(j1-j0, kn.nc, nr)
+	buf.a = grow(buf.a, roundUp(mcb, mr)*kcb)
+	buf.b = grow(buf.b, roundUp(ncb, nr)*kcb)
+	buf.tile = grow(buf.tile, mr*nr)
+	for jc := j0; jc < j1; jc += ncb {
+		nb := min(ncb, j1-jc)
+		for pc := 0; pc < p.k; pc += kcb {
+			kb := min(kcb, p.k-pc)
 			p.packB(buf.b, pc, kb, jc, nb)
 			beta := p.beta
 			if pc > 0 {
 				beta = 1
 			}
-			for ic := i0; ic < i1; ic += mc {
-				mb := min(mc, i1-ic)
+			strips := (nb + nr - 1) / nr
+			inPlace := kn.strided != nil && (strips <= inPlaceStrips && !p.transA || strips <= inPlaceStrips/4)
+			for ic := i0; ic < i1; ic += mcb {
+				mb := min(mcb, i1-ic)
+				if inPlace {
+					p.macroInPlace(buf, ic, mb, pc, jc, nb, kb, beta)
+					continue
+				}
 				p.packA(buf.a, ic, mb, pc, kb)
-				p.macro(buf.a, buf.b, ic, mb, jc, nb, kb, beta)
+				p.macro(buf, ic, mb, jc, nb, kb, beta)
 			}
 		}
 	}
@@ -214,27 +237,51 @@ func (p *problem[T]) run(i0, i1, j0, j1 int, buf *buffers[T]) {
 // mr-high strips: strip s holds, for each p, the mr values of column p,
 // padded with zeros past the last row.
 func (p *problem[T]) packA(dst []T, ic, mb, pc, kb int) {
+	mr := p.kern.mr
 	for s := 0; s < mb; s += mr {
 		rows := min(mr, mb-s)
 		d := dst[s*kb : s*kb+mr*kb]
 		if rows < mr {
 			clear(d)
 		}
-		if p.transA {
+		switch {
+		case p.transA && rows == 6 && mr == 6:
 			// op(A)[i][q] = a[q*lda+i]: each column of the strip is contiguous.
+			off := pc*p.lda + ic + s
 			for q := 0; q < kb; q++ {
-				off := (pc+q)*p.lda + ic + s
-				src := p.a[off : off+rows]
-				dq := d[q*mr : q*mr+rows]
-				copy(dq, src)
+				// Element by element: the compiler copies a generic
+				// array with a call to memmove.
+				dq, sq := (*[6]T)(d[q*6:]), (*[6]T)(p.a[off:])
+				dq[0], dq[1], dq[2], dq[3], dq[4], dq[5] = sq[0], sq[1], sq[2], sq[3], sq[4], sq[5]
+				off += p.lda
 			}
-			continue
-		}
-		for r := 0; r < rows; r++ {
-			off := (ic+s+r)*p.lda + pc
-			src := p.a[off : off+kb]
-			for q, v := range src {
-				d[q*mr+r] = v
+		case p.transA:
+			off := pc*p.lda + ic + s
+			for q := 0; q < kb; q++ {
+				copy(d[q*mr:q*mr+rows], p.a[off:off+rows])
+				off += p.lda
+			}
+		case rows == 6 && mr == 6:
+			// Six rows at once: read six streams, write the strip in order.
+			off := (ic+s)*p.lda + pc
+			r0 := p.a[off : off+kb]
+			r1 := p.a[off+p.lda:][:len(r0)]
+			r2 := p.a[off+2*p.lda:][:len(r0)]
+			r3 := p.a[off+3*p.lda:][:len(r0)]
+			r4 := p.a[off+4*p.lda:][:len(r0)]
+			r5 := p.a[off+5*p.lda:][:len(r0)]
+			for q := range r0 {
+				dq := (*[6]T)(d[q*6:])
+				dq[0], dq[1], dq[2], dq[3], dq[4], dq[5] = r0[q], r1[q], r2[q], r3[q], r4[q], r5[q]
+			}
+		default:
+			for r := 0; r < rows; r++ {
+				off := (ic+s+r)*p.lda + pc
+				src := p.a[off : off+kb]
+				dr := d[r:]
+				for q, v := range src {
+					dr[q*mr] = v
+				}
 			}
 		}
 	}
@@ -244,6 +291,8 @@ func (p *problem[T]) packA(dst []T, ic, mb, pc, kb int) {
 // nr-wide strips: strip t holds, for each p, the nr values of row p, padded
 // with zeros past the last column.
 func (p *problem[T]) packB(dst []T, pc, kb, jc, nb int) {
+	kn := p.kern
+	nr := kn.nr
 	for t := 0; t < nb; t += nr {
 		cols := min(nr, nb-t)
 		d := dst[t*kb : t*kb+nr*kb]
@@ -252,80 +301,123 @@ func (p *problem[T]) packB(dst []T, pc, kb, jc, nb int) {
 		}
 		if p.transB {
 			// op(B)[q][j] = b[j*ldb+q]: each column is contiguous.
-			for c := 0; c < cols; c++ {
+			q0 := 0
+			if cols == nr && kn.transpose != nil && kb >= 8 {
+				off := (jc+t)*p.ldb + pc
+				q0 = kb &^ 7
+				kn.transpose(q0, d[:q0*nr], p.b[off:off+(nr-1)*p.ldb+q0], p.ldb)
+			}
+			// Gather four columns at a time, writing each row of the
+			// strip in order (rows [q0, kb), those the transpose left).
+			c := 0
+			for ; c+4 <= cols && q0 < kb; c += 4 {
 				off := (jc+t+c)*p.ldb + pc
-				src := p.b[off : off+kb]
+				s0 := p.b[off+q0 : off+kb]
+				s1 := p.b[off+p.ldb+q0:][:len(s0)]
+				s2 := p.b[off+2*p.ldb+q0:][:len(s0)]
+				s3 := p.b[off+3*p.ldb+q0:][:len(s0)]
+				dc := d[q0*nr+c:]
+				for q := range s0 {
+					dq := (*[4]T)(dc[q*nr:])
+					dq[0], dq[1], dq[2], dq[3] = s0[q], s1[q], s2[q], s3[q]
+				}
+			}
+			for ; c < cols && q0 < kb; c++ {
+				off := (jc+t+c)*p.ldb + pc
+				src := p.b[off+q0 : off+kb]
+				dc := d[q0*nr+c:]
 				for q, v := range src {
-					d[q*nr+c] = v
+					dc[q*nr] = v
 				}
 			}
 			continue
 		}
-		if cols == nr {
-			for q := 0; q < kb; q++ {
-				off := (pc+q)*p.ldb + jc + t
-				src := p.b[off : off+nr : off+nr]
-				dq := d[q*nr : q*nr+nr : q*nr+nr]
-				dq[0], dq[1], dq[2], dq[3] = src[0], src[1], src[2], src[3]
-			}
+		off := pc*p.ldb + jc + t
+		if cols == nr && kn.copyRows != nil {
+			kn.copyRows(kb, d, p.b[off:off+(kb-1)*p.ldb+nr], p.ldb)
 			continue
 		}
 		for q := 0; q < kb; q++ {
-			off := (pc+q)*p.ldb + jc + t
 			copy(d[q*nr:q*nr+cols], p.b[off:off+cols])
+			off += p.ldb
 		}
 	}
 }
 
-// macro multiplies a packed mb×kb block of A by a packed kb×nb panel of B
-// into C at (ic, jc), tile by tile.
-func (p *problem[T]) macro(ap, bp []T, ic, mb, jc, nb, kb int, beta T) {
-	var tile [mr * nr]T
+// macro multiplies the packed mb×kb block of A in buf.a by the packed kb×nb
+// panel of B in buf.b into C at (ic, jc), tile by tile.
+func (p *problem[T]) macro(buf *buffers[T], ic, mb, jc, nb, kb int, beta T) {
+	kn := p.kern
+	mr, nr := kn.mr, kn.nr
+	ldc := p.ldc
 	for t := 0; t < nb; t += nr {
 		cols := min(nr, nb-t)
-		b := bp[t*kb : t*kb+nr*kb]
+		b := buf.b[t*kb : t*kb+nr*kb]
 		for s := 0; s < mb; s += mr {
 			rows := min(mr, mb-s)
-			micro(kb, ap[s*kb:s*kb+mr*kb], b, &tile)
-			store(&tile, rows, cols, p.alpha, beta, p.c[(ic+s)*p.ldc+jc+t:], p.ldc)
+			a := buf.a[s*kb : s*kb+mr*kb]
+			off := (ic+s)*ldc + jc + t
+			if rows == mr && cols == nr {
+				kn.tile(kb, a, b, p.c[off:off+(mr-1)*ldc+nr], ldc, p.alpha, beta)
+				continue
+			}
+			kn.tile(kb, a, b, buf.tile, nr, 1, 0)
+			store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
 		}
 	}
 }
 
-// micro computes the mr×nr product of a packed A strip and a packed B
-// strip, both kb deep, into tile (row-major). It makes two passes of mr×2
-// columns: sixteen scalar accumulators do not fit the register file, eight
-// do, and the A strip stays in L1 for the second pass.
-func micro[T float32 | float64](kb int, a, b []T, tile *[mr * nr]T) {
-	a = a[:kb*mr]
-	b = b[:kb*nr]
-	for h := 0; h < nr; h += 2 {
-		var c00, c01, c10, c11, c20, c21, c30, c31 T
-		bh := b[h:]
-		for p := 0; p < kb; p++ {
-			ap := a[p*mr : p*mr+4 : p*mr+4]
-			bp := bh[p*nr : p*nr+2 : p*nr+2]
-			a0, a1, a2, a3 := ap[0], ap[1], ap[2], ap[3]
-			b0, b1 := bp[0], bp[1]
-			c00 += a0 * b0
-			c01 += a0 * b1
-			c10 += a1 * b0
-			c11 += a1 * b1
-			c20 += a2 * b0
-			c21 += a2 * b1
-			c30 += a3 * b0
-			c31 += a3 * b1
+// inPlaceStrips is the most strips of B in a panel for which the kernel
+// reads A in place rather than packing it: packing a strip of A costs
+// about as much as multiplying it by one or two strips of B, and reading
+// six rows of A in place is about as fast as reading a packed strip. A
+// transposed A is read in place only for a quarter as many strips: each
+// step of the kernel then reads another row of A, lda apart, which costs
+// a cache line and often a TLB entry of its own.
+var inPlaceStrips = 16
+
+// macroInPlace is macro for an unpacked block of A: rows [ic, ic+mb) and
+// columns [pc, pc+kb) of op(A), read where they are by the strided
+// kernel. A last strip of fewer than mr rows is packed.
+func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, beta T) {
+	kn := p.kern
+	mr, nr := kn.mr, kn.nr
+	ldc := p.ldc
+	rs, cs := p.lda, 1
+	if p.transA {
+		rs, cs = 1, p.lda
+	}
+	full := mb / mr * mr
+	if full < mb {
+		p.packA(buf.a, ic+full, mb-full, pc, kb)
+	}
+	span := (mr-1)*rs + (kb-1)*cs + 1
+	for t := 0; t < nb; t += nr {
+		cols := min(nr, nb-t)
+		b := buf.b[t*kb : t*kb+nr*kb]
+		for s := 0; s < mb; s += mr {
+			rows := min(mr, mb-s)
+			off := (ic+s)*ldc + jc + t
+			if rows < mr {
+				kn.tile(kb, buf.a[:mr*kb], b, buf.tile, nr, 1, 0)
+				store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
+				continue
+			}
+			ao := (ic+s)*rs + pc*cs
+			a := p.a[ao : ao+span]
+			if cols == nr {
+				kn.strided(kb, a, rs, cs, b, p.c[off:off+(mr-1)*ldc+nr], ldc, p.alpha, beta)
+				continue
+			}
+			kn.strided(kb, a, rs, cs, b, buf.tile, nr, 1, 0)
+			store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
 		}
-		tile[0*nr+h], tile[0*nr+h+1] = c00, c01
-		tile[1*nr+h], tile[1*nr+h+1] = c10, c11
-		tile[2*nr+h], tile[2*nr+h+1] = c20, c21
-		tile[3*nr+h], tile[3*nr+h+1] = c30, c31
 	}
 }
 
-// store writes the top-left rows×cols of tile into C: C = alpha·tile +
-// beta·C, without reading C when beta is 0.
-func store[T float32 | float64](tile *[mr * nr]T, rows, cols int, alpha, beta T, c []T, ldc int) {
+// store writes the top-left rows×cols of tile (row-major, nr wide) into C:
+// C = alpha·tile + beta·C, without reading C when beta is 0.
+func store[T float32 | float64](tile []T, nr, rows, cols int, alpha, beta T, c []T, ldc int) {
 	for r := 0; r < rows; r++ {
 		row := c[r*ldc : r*ldc+cols]
 		src := tile[r*nr : r*nr+cols]
@@ -348,8 +440,9 @@ func store[T float32 | float64](tile *[mr * nr]T, rows, cols int, alpha, beta T,
 
 // split decides how to share a product among up to procs goroutines: the
 // number of tasks, whether they split the rows (else the columns) of C, and
-// how many rows or columns each gets.
-func split(m, n, k, procs int) (tasks int, byRows bool, chunk int) {
+// how many rows or columns each gets (a multiple of the micro-tile's mr
+// rows or nr columns). Each task gets at least taskWork of m·n·k.
+func split(m, n, k, procs, mr, nr, taskWork int) (tasks int, byRows bool, chunk int) {
 	t := min(procs, m*n*k/taskWork)
 	if t < 2 {
 		return 1, true, m
@@ -367,28 +460,93 @@ func split(m, n, k, procs int) (tasks int, byRows bool, chunk int) {
 	return (extent + chunk - 1) / chunk, byRows, chunk
 }
 
-// job is one parallel product, shared by its tasks.
+// job is one parallel product, shared by the caller and its helpers. Its
+// rows (or columns) are cut into ranges of chunk, which whoever comes
+// first claims in turn.
 type job[T float32 | float64] struct {
-	p      problem[T]
-	byRows bool
-	st     *state[T]
-	wg     sync.WaitGroup
+	p             problem[T]
+	byRows        bool
+	st            *state[T]
+	extent, chunk int
+	// claims is the job's generation (bits 32-63; each use of the job is
+	// a new one), its number of ranges (bits 16-31) and the next range to
+	// claim (bits 0-15), in one word so that a helper holding a token of
+	// an earlier use can never claim a range of this one.
+	claims  atomic.Uint64
+	pending atomic.Int32 // the ranges not yet computed
 }
 
-// runRange computes rows (or columns) [lo, hi) of the job's product.
-func (j *job[T]) runRange(lo, hi int) {
-	buf := j.st.bufs.get()
-	if j.byRows {
-		j.p.run(lo, hi, 0, j.p.n, buf)
-	} else {
-		j.p.run(0, j.p.m, lo, hi, buf)
+// open starts a use of the job with the given number of ranges (fewer
+// than 1<<16) and returns its generation.
+func (j *job[T]) open(ranges int) uint32 {
+	gen := uint32(j.claims.Load()>>32) + 1
+	j.claims.Store(uint64(gen)<<32 | uint64(ranges)<<16)
+	return gen
+}
+
+// claim returns the next range of generation gen to compute, or false
+// when there is none.
+func (j *job[T]) claim(gen uint32) (int, bool) {
+	for {
+		c := j.claims.Load()
+		next, ranges := int(c&0xffff), int(c>>16&0xffff)
+		if uint32(c>>32) != gen || next >= ranges {
+			return 0, false
+		}
+		if j.claims.CompareAndSwap(c, c+1) {
+			return next, true
+		}
 	}
-	j.st.bufs.put(buf)
-	j.wg.Done()
+}
+
+// work claims and computes ranges of generation gen until none is left.
+// It touches the job only while it holds a range not yet done: once the
+// last range is done the caller may reuse the job.
+func (j *job[T]) work(gen uint32) {
+	i, ok := j.claim(gen)
+	if !ok {
+		return
+	}
+	st := j.st
+	buf := st.bufs.get()
+	for {
+		lo := i * j.chunk
+		hi := min(lo+j.chunk, j.extent)
+		if j.byRows {
+			j.p.run(lo, hi, 0, j.p.n, buf)
+		} else {
+			j.p.run(0, j.p.m, lo, hi, buf)
+		}
+		next, more := j.claim(gen)
+		if !more {
+			st.bufs.put(buf)
+			j.pending.Add(-1)
+			return
+		}
+		j.pending.Add(-1)
+		i = next
+	}
+}
+
+// wait waits for the helpers to finish the ranges they claimed. It spins
+// rather than blocks: a goroutine that blocks is woken on the processor of
+// the goroutine that wakes it, here a helper, which keeps polling for work
+// there, so that the caller would sit until another processor steals it,
+// tens of microseconds later on an idle core. The helpers started at
+// about the same time as the caller on ranges of the same size, so the
+// wait is short; the caller yields now and then in case a helper waits
+// for its processor.
+func (j *job[T]) wait() {
+	for i := 1; j.pending.Load() > 0; i++ {
+		if i%256 == 0 {
+			runtime.Gosched()
+		}
+	}
 }
 
 // state holds the free lists of one element type.
 type state[T float32 | float64] struct {
+	kern *kernel[T] // the micro-kernel in use
 	bufs freeList[buffers[T]]
 	jobs freeList[job[T]]
 }
@@ -420,8 +578,8 @@ func (f *freeList[E]) put(e *E) {
 }
 
 var (
-	state32 = new(state[float32])
-	state64 = new(state[float64])
+	state32 = &state[float32]{kern: &generic32}
+	state64 = &state[float64]{kern: &generic64}
 )
 
 func stateFor[T float32 | float64]() *state[T] {
@@ -435,25 +593,26 @@ func stateFor[T float32 | float64]() *state[T] {
 	return s.(*state[T])
 }
 
-// rangeRunner is a job that computes one range of its product.
-type rangeRunner interface {
-	runRange(lo, hi int)
+// helper is a job that a worker can help with.
+type helper interface {
+	work(gen uint32)
 }
 
-type task struct {
-	r      rangeRunner
-	lo, hi int
+// token asks a worker to help with generation gen of a job.
+type token struct {
+	h   helper
+	gen uint32
 }
 
-// pool is the set of worker goroutines that run tasks; it grows to the
-// largest number of helpers a call has asked for and never shrinks.
+// pool is the set of worker goroutines that help with jobs; it grows to
+// the largest number of helpers a call has asked for and never shrinks.
 var pool struct {
 	mu sync.Mutex
 	n  atomic.Int32
-	ch chan task
+	ch chan token
 }
 
-func init() { pool.ch = make(chan task, 256) }
+func init() { pool.ch = make(chan token, 256) }
 
 func ensureWorkers(n int) {
 	if int(pool.n.Load()) >= n {
@@ -467,8 +626,41 @@ func ensureWorkers(n int) {
 	pool.mu.Unlock()
 }
 
-func worker(ch <-chan task) {
-	for t := range ch {
-		t.r.runRange(t.lo, t.hi)
+// spin is how long a worker keeps polling for work after its last job
+// before it blocks. Waking a blocked goroutine on an idle core can take
+// tens of microseconds (on a virtual machine, around 60 µs: the idle vCPU
+// is halted), as long as a whole 256³ product takes on two cores, while a
+// polling worker starts within a microsecond; so, like OpenBLAS's threads,
+// the workers spin a little between calls. They yield the processor every
+// few microseconds meanwhile, so other goroutines do not wait for them.
+const spin = 300 * time.Microsecond
+
+func worker(ch <-chan token) {
+	for {
+		t, ok := poll(ch)
+		if !ok {
+			t = <-ch
+		}
+		t.h.work(t.gen)
+	}
+}
+
+// poll waits for a token for up to spin without blocking.
+func poll(ch <-chan token) (token, bool) {
+	deadline := time.Now().Add(spin)
+	for i := 1; ; i++ {
+		select {
+		case t := <-ch:
+			return t, true
+		default:
+		}
+		if i%64 == 0 {
+			if time.Now().After(deadline) {
+				return token{}, false
+			}
+			if i%1024 == 0 {
+				runtime.Gosched()
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -127,32 +128,169 @@ func runGemmCase[T float32 | float64](t *testing.T, tc gemmCase, tol float64, ca
 	}
 }
 
+// kernelSet is one choice of micro-kernels for both element types.
+type kernelSet struct {
+	name string
+	k32  *kernel[float32]
+	k64  *kernel[float64]
+}
+
+// kernelSets are the kernels this build can run here: the generic ones,
+// and the assembly ones where the build and the CPU have them.
+func kernelSets() []kernelSet {
+	sets := []kernelSet{{"generic", &generic32, &generic64}}
+	if hasSIMD {
+		sets = append(sets, kernelSet{"avx2", &avx2S, &avx2D})
+	}
+	return sets
+}
+
+// withKernels runs f with the kernels of ks in use.
+func withKernels(t *testing.T, ks kernelSet, f func(t *testing.T)) {
+	t.Run(ks.name, func(t *testing.T) {
+		old32, old64 := state32.kern, state64.kern
+		state32.kern, state64.kern = ks.k32, ks.k64
+		defer func() { state32.kern, state64.kern = old32, old64 }()
+		f(t)
+	})
+}
+
+func TestKernelSelection(t *testing.T) {
+	want := "generic"
+	if hasSIMD {
+		want = "avx2"
+	}
+	if got := Kernel(); got != want {
+		t.Errorf("Kernel() = %q, want %q", got, want)
+	}
+	t.Logf("float32 kernel: %s", Kernel())
+}
+
 func TestSgemm(t *testing.T) {
-	for _, tc := range gemmCases() {
-		t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-5, Sgemm) })
+	for _, ks := range kernelSets() {
+		withKernels(t, ks, func(t *testing.T) {
+			for _, tc := range gemmCases() {
+				t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-5, Sgemm) })
+			}
+		})
+	}
+}
+
+// TestInPlaceA runs larger products through both ways of taking A: packed,
+// and read in place by the strided kernel (which needs whole strips, so
+// the last partial strip is packed), with every transpose and padding,
+// split over several goroutines and several k blocks.
+func TestInPlaceA(t *testing.T) {
+	defer func(old int) { inPlaceStrips = old }(inPlaceStrips)
+	old := runtime.GOMAXPROCS(3)
+	defer runtime.GOMAXPROCS(old)
+	for _, ks := range kernelSets() {
+		for _, strips := range []int{0, 1 << 30} {
+			inPlaceStrips = strips
+			withKernels(t, ks, func(t *testing.T) {
+				for _, s := range [][3]int{{301, 9, 517}, {97, 40, 600}, {250, 17, 93}, {64, 130, 300}} {
+					for _, tA := range []bool{false, true} {
+						for _, tB := range []bool{false, true} {
+							tc := gemmCase{m: s[0], n: s[1], k: s[2], transA: tA, transB: tB, alpha: 0.5, beta: 0, padA: 3, padB: 1, padC: 2}
+							runGemmCase(t, tc, 1e-5, Sgemm)
+							tc.beta = 1.5
+							runGemmCase(t, tc, 1e-12, Dgemm)
+						}
+					}
+				}
+			})
+		}
 	}
 }
 
 func TestDgemm(t *testing.T) {
-	for _, tc := range gemmCases() {
-		t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-12, Dgemm) })
+	for _, ks := range kernelSets() {
+		withKernels(t, ks, func(t *testing.T) {
+			for _, tc := range gemmCases() {
+				t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-12, Dgemm) })
+			}
+		})
+	}
+}
+
+// TestKernelsAgree compares the assembly kernels with the generic ones on
+// products large enough to take the packed path, with every transpose,
+// padding and scaling.
+func TestKernelsAgree(t *testing.T) {
+	if !hasSIMD {
+		t.Skip("no assembly kernel in this build or on this CPU")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	sets := kernelSets()
+	for i := 0; i < 60; i++ {
+		m, n, k := 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(300)
+		if i%10 == 0 {
+			m, n, k = 100+r.IntN(200), 100+r.IntN(200), 200+r.IntN(400)
+		}
+		tA, tB := r.IntN(2) == 1, r.IntN(2) == 1
+		alpha := []float32{1, -0.5, 2}[r.IntN(3)]
+		beta := []float32{0, 1, 0.75}[r.IntN(3)]
+		ar, ac := m, k
+		if tA {
+			ar, ac = k, m
+		}
+		br, bc := k, n
+		if tB {
+			br, bc = n, k
+		}
+		lda, ldb, ldc := ac+r.IntN(3), bc+r.IntN(3), n+r.IntN(3)
+		a := randSlice[float32](r, ar*lda)
+		b := randSlice[float32](r, br*ldb)
+		c0 := randSlice[float32](r, m*ldc)
+		var out [2][]float32
+		for s, ks := range sets {
+			c := append([]float32(nil), c0...)
+			state32.kern = ks.k32
+			Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			out[s] = c
+		}
+		state32.kern = sets[len(sets)-1].k32
+		for j := range c0 {
+			g, s := float64(out[0][j]), float64(out[1][j])
+			if math.Abs(g-s) > 1e-5*math.Sqrt(float64(k))*(1+math.Abs(g)) {
+				t.Fatalf("m%d n%d k%d tA%v tB%v alpha%g beta%g: C[%d] = %g (avx2), %g (generic)", m, n, k, tA, tB, alpha, beta, j, s, g)
+			}
+		}
 	}
 }
 
 // TestPackedPath runs the packed kernel directly on small shapes (which Gemm
 // would send to the direct loop) so that every edge-tile case is covered.
 func TestPackedPath(t *testing.T) {
-	packed := func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-		p := problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
-		p.run(0, m, 0, n, new(buffers[float32]))
+	defer func(old int) { inPlaceStrips = old }(inPlaceStrips)
+	for _, ks := range kernelSets() {
+		// Packed A always, and (where the kernel can) A read in place always.
+		for _, strips := range []int{0, 1 << 30} {
+			inPlaceStrips = strips
+			t.Run(fmt.Sprintf("%s_inPlace%d", ks.name, strips), func(t *testing.T) {
+				testPacked(t, ks.k32, 1e-5)
+				testPacked(t, ks.k64, 1e-12)
+			})
+		}
 	}
-	for m := 1; m <= 9; m++ {
-		for n := 1; n <= 9; n++ {
-			for _, k := range []int{1, 2, 5} {
+}
+
+func testPacked[T float32 | float64](t *testing.T, kn *kernel[T], tol float64) {
+	packed := func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+		p := problem[T]{kern: kn, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
+		p.run(0, m, 0, n, new(buffers[T]))
+	}
+	// Every row and column tail of one and two tiles, and k around the
+	// kernel's unrolling.
+	for m := 1; m <= 2*kn.mr+1; m++ {
+		for n := 1; n <= 2*kn.nr+1; n++ {
+			for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16} {
 				for _, tA := range []bool{false, true} {
 					for _, tB := range []bool{false, true} {
-						tc := gemmCase{m: m, n: n, k: k, transA: tA, transB: tB, alpha: 1.5, beta: 0.5, padC: 1}
-						runGemmCase(t, tc, 1e-5, packed)
+						for _, ab := range [][2]float64{{1.5, 0.5}, {1, 0}, {-1, 1}} {
+							tc := gemmCase{m: m, n: n, k: k, transA: tA, transB: tB, alpha: ab[0], beta: ab[1], padA: k % 2, padB: m % 3, padC: 1}
+							runGemmCase(t, tc, tol, packed)
+						}
 					}
 				}
 			}
@@ -165,15 +303,63 @@ func TestPackedPath(t *testing.T) {
 func TestParallelSplit(t *testing.T) {
 	old := runtime.GOMAXPROCS(7)
 	defer runtime.GOMAXPROCS(old)
-	for _, tc := range []gemmCase{
-		{m: 301, n: 97, k: 67, alpha: 1, beta: 0},                               // rows
-		{m: 9, n: 3001, k: 77, transA: true, alpha: 1, beta: 0.5},               // columns
-		{m: 250, n: 250, k: 300, transA: true, transB: true, alpha: 2, beta: 1}, // rows, two k blocks
-	} {
-		if tasks, _, _ := split(tc.m, tc.n, tc.k, 7); tasks < 2 {
-			t.Fatalf("%v: not split (test needs a parallel case)", tc)
-		}
-		t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-5, Sgemm) })
+	for _, ks := range kernelSets() {
+		// Smaller tasks than usual, so that these products split 7 ways.
+		k32 := *ks.k32
+		k32.taskWork = 1 << 16
+		ks.k32 = &k32
+		withKernels(t, ks, func(t *testing.T) {
+			for _, tc := range []gemmCase{
+				{m: 301, n: 97, k: 67, alpha: 1, beta: 0},                               // rows
+				{m: 9, n: 3001, k: 77, transA: true, alpha: 1, beta: 0.5},               // columns
+				{m: 250, n: 250, k: 300, transA: true, transB: true, alpha: 2, beta: 1}, // rows, two k blocks
+				{m: 403, n: 4500, k: 20, transB: true, alpha: 1, beta: 0, padC: 3},      // rows, two n blocks
+			} {
+				if tasks, _, _ := split(tc.m, tc.n, tc.k, 7, ks.k32.mr, ks.k32.nr, ks.k32.taskWork); tasks < 2 {
+					t.Fatalf("%v: not split (test needs a parallel case)", tc)
+				}
+				t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-5, Sgemm) })
+			}
+		})
+	}
+}
+
+// TestConcurrentCalls runs parallel products from several goroutines at
+// once, so that helpers are scarce and callers compute others' ranges.
+func TestConcurrentCalls(t *testing.T) {
+	old := runtime.GOMAXPROCS(3)
+	defer runtime.GOMAXPROCS(old)
+	const m, n, k = 256, 96, 100 // split in two by every kernel
+	r := rand.New(rand.NewPCG(5, 6))
+	a := randSlice[float32](r, m*k)
+	b := randSlice[float32](r, k*n)
+	want := make([]float32, m*n)
+	direct(false, false, m, n, k, 1, a, k, b, n, 0, want, n)
+	if tasks, _, _ := split(m, n, k, 3, state32.kern.mr, state32.kern.nr, state32.kern.taskWork); tasks < 2 {
+		t.Fatal("not split (test needs a parallel case)")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := make([]float32, m*n)
+			for it := 0; it < 20; it++ {
+				Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+				for i := range c {
+					if math.Abs(float64(c[i]-want[i])) > 1e-4 {
+						errs <- fmt.Sprintf("goroutine %d, call %d: C[%d] = %g, want %g", g, it, i, c[i], want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
 
@@ -190,7 +376,7 @@ func TestSplit(t *testing.T) {
 		{m: 8, n: 4096, k: 1024, procs: 4, tasks: 4, chunk: 1024, byRows: false},
 		{m: 20, n: 20, k: 100000, procs: 8, tasks: 1, chunk: 20, byRows: true},
 	} {
-		tasks, byRows, chunk := split(tc.m, tc.n, tc.k, tc.procs)
+		tasks, byRows, chunk := split(tc.m, tc.n, tc.k, tc.procs, 4, 4, 1<<18)
 		if tasks != tc.tasks || byRows != tc.byRows || chunk != tc.chunk {
 			t.Errorf("split(%d, %d, %d, %d) = %d, %v, %d; want %d, %v, %d", tc.m, tc.n, tc.k, tc.procs, tasks, byRows, chunk, tc.tasks, tc.byRows, tc.chunk)
 		}
@@ -231,20 +417,50 @@ func TestSgemmNoAllocs(t *testing.T) {
 	}
 }
 
-func benchGemm(b *testing.B, s int, transB bool) {
+func benchGemm(b *testing.B, s int, transB bool) { benchShape(b, false, transB, s, s, s) }
+
+func benchShape(b *testing.B, transA, transB bool, m, n, k int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	x := randSlice[float32](r, s*s)
-	y := randSlice[float32](r, s*s)
-	z := make([]float32, s*s)
-	Sgemm(false, transB, s, s, s, 1, x, s, y, s, 0, z, s)
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	x := randSlice[float32](r, m*k)
+	y := randSlice[float32](r, k*n)
+	z := make([]float32, m*n)
+	Sgemm(transA, transB, m, n, k, 1, x, lda, y, ldb, 0, z, n)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		Sgemm(false, transB, s, s, s, 1, x, s, y, s, 0, z, s)
+		Sgemm(transA, transB, m, n, k, 1, x, lda, y, ldb, 0, z, n)
 	}
-	b.ReportMetric(2*float64(s)*float64(s)*float64(s)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.StopTimer()
+	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 func BenchmarkSgemm256(b *testing.B)    { benchGemm(b, 256, false) }
 func BenchmarkSgemm1024(b *testing.B)   { benchGemm(b, 1024, false) }
 func BenchmarkSgemm1024NT(b *testing.B) { benchGemm(b, 1024, true) }
+
+// The products of one training step of the MLP benchmark (batch 256,
+// 93 → 512 → 512 → 9): FC forward X·Wᵀ, input gradient dY·W and weight
+// gradient dYᵀ·X.
+func BenchmarkSgemmFC(b *testing.B) {
+	for _, s := range []struct {
+		name           string
+		transA, transB bool
+		m, n, k        int
+	}{
+		{"fwd_256x512x93", false, true, 256, 512, 93},
+		{"fwd_256x512x512", false, true, 256, 512, 512},
+		{"fwd_256x9x512", false, true, 256, 9, 512},
+		{"dX_256x512x512", false, false, 256, 512, 512},
+		{"dW_512x512x256", true, false, 512, 512, 256},
+		{"dW_512x93x256", true, false, 512, 93, 256},
+	} {
+		b.Run(s.name, func(b *testing.B) { benchShape(b, s.transA, s.transB, s.m, s.n, s.k) })
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !amd64 || purego || noasm
+
+package gemm
+
+// Without assembly (another architecture, or the purego or noasm build
+// tag) the portable kernels run.
+
+var (
+	avx2S = generic32
+	avx2D = generic64
+)
+
+const hasSIMD = false
