@@ -5,10 +5,13 @@ package std
 
 import (
 	// Each family registers its operators, schemas and gradients in init.
+	_ "github.com/caffe2go/caffe2go/operators/convpool"
 	_ "github.com/caffe2go/caffe2go/operators/fill"
+	_ "github.com/caffe2go/caffe2go/operators/image"
 	_ "github.com/caffe2go/caffe2go/operators/loss"
 	_ "github.com/caffe2go/caffe2go/operators/math"
 	_ "github.com/caffe2go/caffe2go/operators/nn"
+	_ "github.com/caffe2go/caffe2go/operators/norm"
 	_ "github.com/caffe2go/caffe2go/operators/optim"
 	_ "github.com/caffe2go/caffe2go/operators/reduce"
 	_ "github.com/caffe2go/caffe2go/operators/tensor"

@@ -1,0 +1,188 @@
+package convpool
+
+import "github.com/caffe2go/caffe2go/blob"
+
+// The column buffer of one image holds, for every output position, the
+// input values its window sees (zero where the window lies in the padding).
+//
+// NCHW: a (C·kSize) × outSize matrix; row (c, kd, kh, kw) holds, for every
+// output position, the input of channel c at that kernel offset. The rows of
+// group g are rows g·(C/G)·kSize onwards, matching a filter [M, C/G, k…].
+//
+// NHWC: an outSize × (C·kSize) matrix; the row of an output position holds,
+// for each group g, for each kernel offset (kd, kh, kw), the C/G channels of
+// that group, matching a filter [M, k…, C/G].
+
+// rowRange returns the output columns [lo, hi) of a row of n outputs whose
+// input column x·stride + off lies in [0, size).
+func rowRange(n, stride, off, size int) (lo, hi int) {
+	if off < 0 {
+		lo = (-off + stride - 1) / stride
+	}
+	if size-off > 0 {
+		hi = (size - off + stride - 1) / stride
+	}
+	lo, hi = min(lo, n), min(hi, n)
+	return lo, max(lo, hi)
+}
+
+// im2colNCHW fills col from the c channels of one image.
+func im2colNCHW[T blob.Float](w *window, c int, img, col []T) {
+	id, ih, iw := w.in[0], w.in[1], w.in[2]
+	od, oh, ow := w.out[0], w.out[1], w.out[2]
+	i := 0
+	for ch := 0; ch < c; ch++ {
+		plane := img[ch*w.inSize : (ch+1)*w.inSize]
+		for kd := 0; kd < w.k[0]; kd++ {
+			offD := kd*w.d[0] - w.pad[0]
+			for kh := 0; kh < w.k[1]; kh++ {
+				offH := kh*w.d[1] - w.pad[1]
+				for kw := 0; kw < w.k[2]; kw++ {
+					offW := kw*w.d[2] - w.pad[2]
+					lo, hi := rowRange(ow, w.s[2], offW, iw)
+					for y := 0; y < od; y++ {
+						z := y*w.s[0] + offD
+						if z < 0 || z >= id {
+							clear(col[i : i+oh*ow])
+							i += oh * ow
+							continue
+						}
+						for r := 0; r < oh; r++ {
+							h := r*w.s[1] + offH
+							dst := col[i : i+ow]
+							i += ow
+							if h < 0 || h >= ih {
+								clear(dst)
+								continue
+							}
+							row := plane[(z*ih+h)*iw : (z*ih+h+1)*iw]
+							clear(dst[:lo])
+							clear(dst[hi:])
+							if s := w.s[2]; s == 1 {
+								copy(dst[lo:hi], row[lo+offW:hi+offW])
+							} else {
+								for x := lo; x < hi; x++ {
+									dst[x] = row[x*s+offW]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imNCHW adds col back into the c channels of one image (the adjoint of
+// im2colNCHW); img must be zeroed by the caller.
+func col2imNCHW[T blob.Float](w *window, c int, col, img []T) {
+	id, ih, iw := w.in[0], w.in[1], w.in[2]
+	od, oh, ow := w.out[0], w.out[1], w.out[2]
+	i := 0
+	for ch := 0; ch < c; ch++ {
+		plane := img[ch*w.inSize : (ch+1)*w.inSize]
+		for kd := 0; kd < w.k[0]; kd++ {
+			offD := kd*w.d[0] - w.pad[0]
+			for kh := 0; kh < w.k[1]; kh++ {
+				offH := kh*w.d[1] - w.pad[1]
+				for kw := 0; kw < w.k[2]; kw++ {
+					offW := kw*w.d[2] - w.pad[2]
+					lo, hi := rowRange(ow, w.s[2], offW, iw)
+					for y := 0; y < od; y++ {
+						z := y*w.s[0] + offD
+						if z < 0 || z >= id {
+							i += oh * ow
+							continue
+						}
+						for r := 0; r < oh; r++ {
+							h := r*w.s[1] + offH
+							src := col[i : i+ow]
+							i += ow
+							if h < 0 || h >= ih {
+								continue
+							}
+							row := plane[(z*ih+h)*iw : (z*ih+h+1)*iw]
+							if s := w.s[2]; s == 1 {
+								dst := row[lo+offW : hi+offW]
+								for x, v := range src[lo:hi] {
+									dst[x] += v
+								}
+							} else {
+								for x := lo; x < hi; x++ {
+									row[x*s+offW] += src[x]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2colNHWC fills col from one image of c channels in g groups.
+func im2colNHWC[T blob.Float](w *window, c, g int, img, col []T) {
+	id, ih, iw := w.in[0], w.in[1], w.in[2]
+	cg := c / g
+	i := 0
+	for y := 0; y < w.out[0]; y++ {
+		for r := 0; r < w.out[1]; r++ {
+			for x := 0; x < w.out[2]; x++ {
+				for grp := 0; grp < g; grp++ {
+					for kd := 0; kd < w.k[0]; kd++ {
+						z := y*w.s[0] - w.pad[0] + kd*w.d[0]
+						for kh := 0; kh < w.k[1]; kh++ {
+							h := r*w.s[1] - w.pad[1] + kh*w.d[1]
+							for kw := 0; kw < w.k[2]; kw++ {
+								v := x*w.s[2] - w.pad[2] + kw*w.d[2]
+								dst := col[i : i+cg]
+								i += cg
+								if z < 0 || z >= id || h < 0 || h >= ih || v < 0 || v >= iw {
+									clear(dst)
+									continue
+								}
+								p := ((z*ih+h)*iw+v)*c + grp*cg
+								copy(dst, img[p:p+cg])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imNHWC adds col back into one image (the adjoint of im2colNHWC); img
+// must be zeroed by the caller.
+func col2imNHWC[T blob.Float](w *window, c, g int, col, img []T) {
+	id, ih, iw := w.in[0], w.in[1], w.in[2]
+	cg := c / g
+	i := 0
+	for y := 0; y < w.out[0]; y++ {
+		for r := 0; r < w.out[1]; r++ {
+			for x := 0; x < w.out[2]; x++ {
+				for grp := 0; grp < g; grp++ {
+					for kd := 0; kd < w.k[0]; kd++ {
+						z := y*w.s[0] - w.pad[0] + kd*w.d[0]
+						for kh := 0; kh < w.k[1]; kh++ {
+							h := r*w.s[1] - w.pad[1] + kh*w.d[1]
+							for kw := 0; kw < w.k[2]; kw++ {
+								v := x*w.s[2] - w.pad[2] + kw*w.d[2]
+								src := col[i : i+cg]
+								i += cg
+								if z < 0 || z >= id || h < 0 || h >= ih || v < 0 || v >= iw {
+									continue
+								}
+								p := ((z*ih+h)*iw+v)*c + grp*cg
+								dst := img[p : p+cg]
+								for j, s := range src {
+									dst[j] += s
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

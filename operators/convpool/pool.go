@@ -1,0 +1,487 @@
+package convpool
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
+)
+
+var poolArgSpecs = append(append([]operators.ArgSpec{}, convPoolArgSpecs...),
+	operators.ArgSpec{Name: "count_include_pad", Default: false, Doc: "AveragePool: divide by the kernel size instead of the number of in-bounds elements"})
+
+func init() {
+	for _, base := range []string{"MaxPool", "AveragePool"} {
+		for _, suffix := range []string{"", "1D", "2D", "3D"} {
+			typ := base + suffix
+			grad := typ + "Gradient"
+			isMax := base == "MaxPool"
+			what := "the maximum (padding ignored)"
+			if !isMax {
+				what = "the mean of the in-bounds elements (of the whole kernel with count_include_pad)"
+			}
+			operators.MustRegisterSchema(operators.Schema{
+				Type: typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Args: poolArgSpecs,
+				Doc: typ + "(X) is, per channel and window (clipped to the input), " + what + "; global_pooling " +
+					"takes the whole spatial extent. 1-D, 2-D and 3-D windows, NCHW or NHWC.",
+			})
+			operators.MustRegister(typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+				return newPool(b, isMax, false)
+			})
+			operators.MustRegisterSchema(operators.Schema{
+				Type: grad, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: poolArgSpecs,
+				Doc: grad + "(X, Y, dY) computes dX of " + typ + ".",
+			})
+			operators.MustRegister(grad, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+				return newPoolGradient(b, isMax, false)
+			})
+			operators.MustRegisterGradient(typ, func(g *operators.GradientContext) error {
+				g.Op(grad, []string{g.I(0), g.O(0), g.GO(0)}, []string{g.GI(0)})
+				return nil
+			})
+		}
+	}
+	operators.MustRegisterSchema(operators.Schema{
+		Type: "MaxPoolWithIndex", MinInputs: 1, MaxInputs: 1, MinOutputs: 2, MaxOutputs: 2, Args: poolArgSpecs,
+		Doc: "MaxPoolWithIndex(X) → (Y, index) is a 2-D NCHW MaxPool that also outputs, for every element of Y, the " +
+			"position h·W + w of its maximum in its input plane (the first one, -1 for an empty window) as INT32, flattened.",
+	})
+	operators.MustRegister("MaxPoolWithIndex", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		return newPool(b, true, true)
+	})
+	operators.MustRegisterSchema(operators.Schema{
+		Type: "MaxPoolWithIndexGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: poolArgSpecs,
+		Doc: "MaxPoolWithIndexGradient(X, dY, index) adds each element of dY to the input position its index names.",
+	})
+	operators.MustRegister("MaxPoolWithIndexGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		return newPoolGradient(b, true, true)
+	})
+	operators.MustRegisterGradient("MaxPoolWithIndex", func(g *operators.GradientContext) error {
+		g.Op("MaxPoolWithIndexGradient", []string{g.I(0), g.GO(0), g.O(1)}, []string{g.GI(0)})
+		return nil
+	})
+}
+
+// poolBase is what the pooling operators and their gradients share.
+type poolBase struct {
+	*operators.Base
+	args      *convPoolArgs
+	isMax     bool
+	withIndex bool // MaxPoolWithIndex: 2-D NCHW, with an index output
+	countPad  bool // count_include_pad
+	win       window
+	c         int
+	shape, sp []int
+	wg        sync.WaitGroup
+	j32       poolJob[float32]
+	j64       poolJob[float64]
+}
+
+func (o *poolBase) init(b *operators.Base, isMax, withIndex bool) error {
+	a, err := parseConvPoolArgs(b, kindPool)
+	if err != nil {
+		return err
+	}
+	if withIndex && a.order != nchw {
+		return fmt.Errorf("MaxPoolWithIndex supports only the NCHW order")
+	}
+	o.Base, o.args, o.isMax, o.withIndex = b, a, isMax, withIndex
+	o.countPad = b.ArgBool("count_include_pad", false)
+	return nil
+}
+
+// setup computes the window of input x; it returns the batch size and Y's
+// shape.
+func (o *poolBase) setup(x *blob.Tensor) (int, []int, error) {
+	if x.NumDims() < 3 {
+		return 0, nil, o.Errorf("X (%q) has shape %v: want N, C and at least one spatial dimension", o.InputName(0), x.Dims())
+	}
+	if o.withIndex && x.NumDims() != 4 {
+		return 0, nil, o.Errorf("X (%q) has shape %v: MaxPoolWithIndex supports only 4-D tensors", o.InputName(0), x.Dims())
+	}
+	n, c, sp := spatial(x.Dims(), o.args.order)
+	win, err := o.args.window(sp)
+	if err != nil {
+		return 0, nil, o.Errorf("X (%q) of shape %v: %v", o.InputName(0), x.Dims(), err)
+	}
+	o.win, o.c = win, c
+	o.sp = o.sp[:0]
+	if o.args.global {
+		for range sp {
+			o.sp = append(o.sp, 1)
+		}
+	} else {
+		o.sp = win.outDims(o.sp)
+	}
+	o.shape = imageShape(o.shape, o.args.order, n, c, o.sp)
+	return n, o.shape, nil
+}
+
+// poolJob is one run of a pooling operator or its gradient, split by units:
+// channel planes (NCHW) or images (NHWC).
+type poolJob[T blob.Float] struct {
+	o        *poolBase
+	grad     bool
+	x, y, dy []T
+	dx       []T
+	index    []int32
+}
+
+func (j *poolJob[T]) runRange(_, lo, hi int) {
+	o := j.o
+	w := &o.win
+	if o.args.order == nchw {
+		for p := lo; p < hi; p++ {
+			x := j.x[p*w.inSize : (p+1)*w.inSize]
+			var idx []int32
+			if j.index != nil {
+				idx = j.index[p*w.outSize : (p+1)*w.outSize]
+			}
+			switch {
+			case j.grad && o.withIndex:
+				indexGradPlane(w, j.dy[p*w.outSize:(p+1)*w.outSize], idx, j.dx[p*w.inSize:(p+1)*w.inSize])
+			case j.grad:
+				poolGradNHWC(w, 1, o.isMax, o.countPad, x, j.y[p*w.outSize:(p+1)*w.outSize], j.dy[p*w.outSize:(p+1)*w.outSize], j.dx[p*w.inSize:(p+1)*w.inSize])
+			default:
+				poolNHWC(w, 1, o.isMax, o.countPad, x, j.y[p*w.outSize:(p+1)*w.outSize], idx)
+			}
+		}
+		return
+	}
+	c := o.c
+	for n := lo; n < hi; n++ {
+		x := j.x[n*w.inSize*c : (n+1)*w.inSize*c]
+		y := j.y[n*w.outSize*c : (n+1)*w.outSize*c]
+		if j.grad {
+			poolGradNHWC(w, c, o.isMax, o.countPad, x, y, j.dy[n*w.outSize*c:(n+1)*w.outSize*c], j.dx[n*w.inSize*c:(n+1)*w.inSize*c])
+		} else {
+			poolNHWC(w, c, o.isMax, o.countPad, x, y, nil)
+		}
+	}
+}
+
+// run splits the job over its units.
+func (j *poolJob[T]) run(n int) {
+	o := j.o
+	units, work := n*o.c, o.win.inSize+o.win.outSize
+	if o.args.order == nhwc {
+		units, work = n, (o.win.inSize+o.win.outSize)*o.c
+	}
+	parallel(j, units, workers(units, work), &o.wg)
+	*j = poolJob[T]{}
+}
+
+// bounds returns the window of output position q along dimension i,
+// clipped to the input: [lo, hi).
+func bounds(w *window, i, q int) (lo, hi int) {
+	lo = q*w.s[i] - w.pad[i]
+	hi = min(lo+w.k[i], w.in[i])
+	lo = min(max(lo, 0), w.in[i])
+	return lo, max(lo, hi)
+}
+
+// lowest is the most negative finite value of T, the start of a maximum.
+func lowest[T blob.Float]() T {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return T(-math.MaxFloat32)
+	}
+	low := -math.MaxFloat64
+	return T(low)
+}
+
+// poolNHWC pools one image of c interleaved channels (c = 1 for one NCHW
+// plane). With idx (one channel only), it also records the position of
+// each maximum: the first one, -1 for an empty window.
+func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, idx []int32) {
+	switch {
+	case idx != nil:
+		maxPlaneIndex(w, x, y, idx)
+		return
+	case c == 1 && isMax:
+		maxPlane(w, x, y)
+		return
+	}
+	low := lowest[T]()
+	kernelSize := T(w.kSize)
+	q := 0
+	for od := 0; od < w.out[0]; od++ {
+		d0, d1 := bounds(w, 0, od)
+		for oh := 0; oh < w.out[1]; oh++ {
+			h0, h1 := bounds(w, 1, oh)
+			for ow := 0; ow < w.out[2]; ow++ {
+				w0, w1 := bounds(w, 2, ow)
+				ys := y[q*c : (q+1)*c]
+				if isMax {
+					for i := range ys {
+						ys[i] = low
+					}
+				} else {
+					clear(ys)
+				}
+				for d := d0; d < d1; d++ {
+					for h := h0; h < h1; h++ {
+						for v := w0; v < w1; v++ {
+							p := (d*w.in[1]+h)*w.in[2] + v
+							xs := x[p*c : (p+1)*c]
+							if isMax {
+								for i, xv := range xs {
+									ys[i] = max(ys[i], xv)
+								}
+							} else {
+								for i, xv := range xs {
+									ys[i] += xv
+								}
+							}
+						}
+					}
+				}
+				if !isMax {
+					div := kernelSize
+					if !countPad {
+						div = T((d1 - d0) * (h1 - h0) * (w1 - w0))
+					}
+					if div > 0 {
+						scale := 1 / div
+						for i := range ys {
+							ys[i] *= scale
+						}
+					}
+				}
+				q++
+			}
+		}
+	}
+}
+
+// maxPlane max-pools one NCHW plane.
+func maxPlane[T blob.Float](w *window, x, y []T) {
+	low := lowest[T]()
+	ih, iw := w.in[1], w.in[2]
+	q := 0
+	for od := 0; od < w.out[0]; od++ {
+		d0, d1 := bounds(w, 0, od)
+		for oh := 0; oh < w.out[1]; oh++ {
+			h0, h1 := bounds(w, 1, oh)
+			for ow := 0; ow < w.out[2]; ow++ {
+				w0, w1 := bounds(w, 2, ow)
+				m := low
+				for d := d0; d < d1; d++ {
+					for h := h0; h < h1; h++ {
+						for _, xv := range x[(d*ih+h)*iw+w0 : (d*ih+h)*iw+w1] {
+							m = max(m, xv)
+						}
+					}
+				}
+				y[q] = m
+				q++
+			}
+		}
+	}
+}
+
+// maxPlaneIndex max-pools one NCHW plane and records where each maximum
+// is.
+func maxPlaneIndex[T blob.Float](w *window, x, y []T, idx []int32) {
+	low := lowest[T]()
+	ih, iw := w.in[1], w.in[2]
+	q := 0
+	for od := 0; od < w.out[0]; od++ {
+		d0, d1 := bounds(w, 0, od)
+		for oh := 0; oh < w.out[1]; oh++ {
+			h0, h1 := bounds(w, 1, oh)
+			for ow := 0; ow < w.out[2]; ow++ {
+				w0, w1 := bounds(w, 2, ow)
+				m, best := low, -1
+				for d := d0; d < d1; d++ {
+					for h := h0; h < h1; h++ {
+						for v := w0; v < w1; v++ {
+							if p := (d*ih+h)*iw + v; x[p] > m {
+								m, best = x[p], p
+							}
+						}
+					}
+				}
+				y[q], idx[q] = m, int32(best)
+				q++
+			}
+		}
+	}
+}
+
+// poolGradNHWC adds the gradient of one image of c interleaved channels to
+// dx (zeroed here): a maximum's gradient goes to every input equal to it, as
+// in Caffe2; an average's is spread over its window.
+func poolGradNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y, dy, dx []T) {
+	clear(dx)
+	kernelSize := T(w.kSize)
+	q := 0
+	for od := 0; od < w.out[0]; od++ {
+		d0, d1 := bounds(w, 0, od)
+		for oh := 0; oh < w.out[1]; oh++ {
+			h0, h1 := bounds(w, 1, oh)
+			for ow := 0; ow < w.out[2]; ow++ {
+				w0, w1 := bounds(w, 2, ow)
+				gs := dy[q*c : (q+1)*c]
+				ys := y[q*c : (q+1)*c]
+				scale := T(0)
+				if !isMax {
+					div := kernelSize
+					if !countPad {
+						div = T((d1 - d0) * (h1 - h0) * (w1 - w0))
+					}
+					if div > 0 {
+						scale = 1 / div
+					}
+				}
+				for d := d0; d < d1; d++ {
+					for h := h0; h < h1; h++ {
+						for v := w0; v < w1; v++ {
+							p := (d*w.in[1]+h)*w.in[2] + v
+							dst := dx[p*c : (p+1)*c]
+							if isMax {
+								for i, xv := range x[p*c : (p+1)*c] {
+									if xv == ys[i] {
+										dst[i] += gs[i]
+									}
+								}
+								continue
+							}
+							for i, g := range gs {
+								dst[i] += g * scale
+							}
+						}
+					}
+				}
+				q++
+			}
+		}
+	}
+}
+
+// indexGradPlane adds each element of dy to the input position idx names
+// (dx zeroed here; -1 names none).
+func indexGradPlane[T blob.Float](w *window, dy []T, idx []int32, dx []T) {
+	clear(dx)
+	for q, g := range dy {
+		if p := idx[q]; p >= 0 && int(p) < w.inSize {
+			dx[p] += g
+		}
+	}
+}
+
+// poolOp is MaxPool, AveragePool (and their 1-D, 2-D, 3-D names) and
+// MaxPoolWithIndex.
+type poolOp struct{ poolBase }
+
+func newPool(b *operators.Base, isMax, withIndex bool) (operators.Operator, error) {
+	o := &poolOp{}
+	if err := o.init(b, isMax, withIndex); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *poolOp) Run() error {
+	x, err := o.FloatInput(0)
+	if err != nil {
+		return err
+	}
+	n, shape, err := o.setup(x)
+	if err != nil {
+		return err
+	}
+	y := o.Output(0)
+	if err := y.Init(x.DataType(), shape...); err != nil {
+		return o.Errorf("output %q: %v", o.OutputName(0), err)
+	}
+	var index []int32
+	if o.withIndex {
+		ind := o.Output(1)
+		if err := ind.Init(blob.Int32, y.Size()); err != nil {
+			return o.Errorf("output %q: %v", o.OutputName(1), err)
+		}
+		index = blob.Data[int32](ind)
+	}
+	if x.DataType() == blob.Float32 {
+		o.j32 = poolJob[float32]{o: &o.poolBase, x: blob.Data[float32](x), y: blob.Data[float32](y), index: index}
+		o.j32.run(n)
+	} else {
+		o.j64 = poolJob[float64]{o: &o.poolBase, x: blob.Data[float64](x), y: blob.Data[float64](y), index: index}
+		o.j64.run(n)
+	}
+	return nil
+}
+
+// poolGradOp is MaxPoolGradient, AveragePoolGradient (and their 1-D, 2-D,
+// 3-D names) and MaxPoolWithIndexGradient.
+type poolGradOp struct {
+	poolBase
+	in [3]*blob.Tensor
+}
+
+func newPoolGradient(b *operators.Base, isMax, withIndex bool) (operators.Operator, error) {
+	o := &poolGradOp{}
+	if err := o.init(b, isMax, withIndex); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *poolGradOp) Run() error {
+	var x, y, dy *blob.Tensor
+	var index []int32
+	if o.withIndex {
+		// (X, dY, index)
+		in, err := floatInputs(o.Base, o.in[:0], 2)
+		if err != nil {
+			return err
+		}
+		x, dy = in[0], in[1]
+		ind, err := o.InputOf(2, blob.Int32)
+		if err != nil {
+			return err
+		}
+		if ind.Size() != dy.Size() {
+			return o.Errorf("index (%q) has shape %v, but dY (%q) has shape %v", o.InputName(2), ind.Dims(), o.InputName(1), dy.Dims())
+		}
+		index = blob.Data[int32](ind)
+	} else {
+		// (X, Y, dY)
+		in, err := floatInputs(o.Base, o.in[:0], 3)
+		if err != nil {
+			return err
+		}
+		x, y, dy = in[0], in[1], in[2]
+	}
+	n, shape, err := o.setup(x)
+	if err != nil {
+		return err
+	}
+	if y != nil && !sameDims(y.Dims(), shape) {
+		return o.Errorf("Y (%q) has shape %v, want %v for X (%q) of shape %v", o.InputName(1), y.Dims(), shape, o.InputName(0), x.Dims())
+	}
+	if !sameDims(dy.Dims(), shape) {
+		i := 2
+		if o.withIndex {
+			i = 1
+		}
+		return o.Errorf("dY (%q) has shape %v, want %v for X (%q) of shape %v", o.InputName(i), dy.Dims(), shape, o.InputName(0), x.Dims())
+	}
+	dx := o.Output(0)
+	if err := dx.Init(x.DataType(), x.Dims()...); err != nil {
+		return o.Errorf("output %q: %v", o.OutputName(0), err)
+	}
+	if x.DataType() == blob.Float32 {
+		o.j32 = poolJob[float32]{o: &o.poolBase, grad: true, x: blob.Data[float32](x), y: data[float32](y), dy: blob.Data[float32](dy), dx: blob.Data[float32](dx), index: index}
+		o.j32.run(n)
+	} else {
+		o.j64 = poolJob[float64]{o: &o.poolBase, grad: true, x: blob.Data[float64](x), y: data[float64](y), dy: blob.Data[float64](dy), dx: blob.Data[float64](dx), index: index}
+		o.j64.run(n)
+	}
+	return nil
+}
