@@ -83,7 +83,8 @@ func CreateChildWorkspace(parentName, childName string) error {
 
 // ResetWorkspace replaces the current workspace with an empty one of the
 // same name. With no argument the root folder is kept; a given folder
-// becomes the new root and is created if missing.
+// becomes the new root and is created if missing. The replaced workspace is
+// closed (see Workspace.Close).
 func ResetWorkspace(rootFolder ...string) error {
 	if len(rootFolder) > 1 {
 		return fmt.Errorf("workspace: ResetWorkspace takes at most one root folder, got %d", len(rootFolder))
@@ -97,7 +98,11 @@ func ResetWorkspace(rootFolder ...string) error {
 			return fmt.Errorf("workspace: creating root folder: %w", err)
 		}
 	}
+	old := global.byName[global.current]
 	global.byName[global.current] = New(root)
+	if err := old.Close(); err != nil {
+		return fmt.Errorf("workspace: ResetWorkspace: %w", err)
+	}
 	return nil
 }
 

@@ -1,0 +1,127 @@
+package persist
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBadgerModes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b")
+	writeAll(t, "badger", path, ModeNew, miniRecord{"b", []byte("2")}, miniRecord{"a", []byte("1")}, miniRecord{"c", []byte("3")})
+	got, err := readAll(t, "badger", path)
+	if want := []miniRecord{{"a", []byte("1")}, {"b", []byte("2")}, {"c", []byte("3")}}; err != nil || !sameRecords(got, want) {
+		t.Fatalf("read %v, %v; want sorted %v", got, err, want)
+	}
+	writeAll(t, "badger", path, ModeWrite, miniRecord{"b", []byte("two")}, miniRecord{"d", []byte("4")})
+	got, _ = readAll(t, "badger", path)
+	if want := []miniRecord{{"a", []byte("1")}, {"b", []byte("two")}, {"c", []byte("3")}, {"d", []byte("4")}}; !sameRecords(got, want) {
+		t.Fatalf("after WRITE: %v, want %v", got, want)
+	}
+	writeAll(t, "badger", path, ModeNew, miniRecord{"z", []byte("26")})
+	got, _ = readAll(t, "badger", path)
+	if want := []miniRecord{{"z", []byte("26")}}; !sameRecords(got, want) {
+		t.Fatalf("after NEW: %v, want %v", got, want)
+	}
+	// An empty DB has no records.
+	empty := filepath.Join(t.TempDir(), "empty")
+	writeAll(t, "badger", empty, ModeNew)
+	if got, err := readAll(t, "badger", empty); err != nil || len(got) != 0 {
+		t.Fatalf("empty DB: %v, %v", got, err)
+	}
+}
+
+func TestBadgerOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	other := filepath.Join(dir, "other")
+	os.Mkdir(other, 0o755)
+	os.WriteFile(filepath.Join(other, "precious.txt"), []byte("keep me"), 0o644)
+	for _, tc := range []struct {
+		path string
+		mode Mode
+		want string
+	}{
+		{filepath.Join(dir, "missing"), ModeRead, "no such directory"},
+		{file, ModeRead, "not a directory"},
+		{file, ModeNew, "not a directory"},
+		{other, ModeRead, "not a badger DB directory"},
+		{other, ModeNew, "is not a badger DB"},
+		{other, ModeWrite, "is not a badger DB"},
+	} {
+		_, err := OpenDB("badger", tc.path, tc.mode)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+			t.Errorf("open %s for %v: %v, want %q", tc.path, tc.mode, err, tc.want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(other, "precious.txt")); err != nil || string(b) != "keep me" {
+		t.Fatal("NEW must not touch a directory that is not a badger DB")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
+		t.Fatal("READ must not create the directory")
+	}
+}
+
+func TestBadgerSharedReadersAndLocking(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b")
+	writeAll(t, "badger", path, ModeNew, miniRecord{"a", []byte("1")}, miniRecord{"b", []byte("2")})
+	r1, err := OpenDB("badger", path, ModeRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := OpenDB("badger", path, ModeRead)
+	if err != nil {
+		t.Fatalf("a second reader of the same DB: %v", err)
+	}
+	c1, _ := r1.NewCursor()
+	c2, _ := r2.NewCursor()
+	if c1.Key() != "a" || c2.Key() != "a" {
+		t.Fatal("both readers start at the first key")
+	}
+	if err := c2.Seek("b"); err != nil || !c2.Valid() || c2.Key() != "b" || string(c2.Value()) != "2" {
+		t.Fatalf("Seek(b): %v %q", err, c2.Key())
+	}
+	if err := c2.Seek("aa"); err != nil || c2.Key() != "b" {
+		t.Fatalf("Seek(aa) must land on b: %v %q", err, c2.Key())
+	}
+	if err := c2.Seek("zz"); err != nil || c2.Valid() {
+		t.Fatalf("Seek past the last key: %v valid=%v", err, c2.Valid())
+	}
+	// A writer cannot open it while readers hold it, and says so.
+	if _, err := OpenDB("badger", path, ModeWrite); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("writer while readers are open: %v", err)
+	}
+	c1.Close()
+	c2.Close()
+	r1.Close()
+	r2.Close()
+	w, err := OpenDB("badger", path, ModeWrite)
+	if err != nil {
+		t.Fatalf("writer after the readers closed: %v", err)
+	}
+	// A transaction's records are visible after Commit; Put copies.
+	txn, _ := w.NewTransaction()
+	v := []byte("3")
+	txn.Put("c", v)
+	v[0] = 'X'
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := w.NewCursor()
+	var keys []string
+	for c.Valid() {
+		keys = append(keys, c.Key()+"="+string(c.Value()))
+		c.Next()
+	}
+	c.Close()
+	if strings.Join(keys, ",") != "a=1,b=2,c=3" {
+		t.Fatalf("records %v", keys)
+	}
+	txn.Close()
+	w.Close()
+	if err := txn.Put("d", []byte("4")); err == nil {
+		t.Fatal("Put on a closed transaction must fail")
+	}
+}

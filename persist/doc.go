@@ -1,0 +1,69 @@
+// Package persist keeps nets and blobs on disk: a Store (one embedded badger
+// database per directory, no server) that holds NetDefs by name and
+// crash-safe training checkpoints, and Caffe2's persistence operators (Save,
+// Load, Checkpoint, DBExists, CreateDB, TensorProtosDBInput) over pluggable
+// DB types, with Caffe2's minidb file format for interop (see OpenDB).
+//
+// # Store
+//
+// Open opens (creating when missing) the store in a directory, OpenInMemory
+// one that lives in memory. The workspace package opens one per workspace
+// root folder, at <root>/caffe2go.store, on first use.
+//
+// Nets: SaveNet, LoadNet, Nets and DeleteNet store NetDefs under names, so a
+// net saved by one process loads in the next.
+//
+// Checkpoints: SaveCheckpoint saves a set of blobs of a workspace under a
+// non-negative int64 id, LoadCheckpoint puts them back bit for bit (element
+// type, shape, device and every bit of the data, for all eleven tensor
+// element types, zero-size shapes, byte strings, and content with a
+// registered blob serializer). LatestCheckpoint, Checkpoints, Checkpoint,
+// DeleteCheckpoint and KeepLast manage them. Resuming training is loading
+// the latest checkpoint of a run that saved its parameters, the optimizer's
+// state (momentum and the like) and its iteration counter: those are just
+// blobs to name.
+//
+// # Key layout
+//
+// Ids are written as 20 decimal digits so that byte order is numeric order;
+// <gen> is 16 hex digits chosen at random for each save.
+//
+//	net/<name>                               sealed NetDef bytes (netdef.MarshalNetDef)
+//	ckpt/<id>/manifest                       sealed msgpack manifest
+//	ckpt/<id>/<gen>/blob/<name>#<chunk>      msgpack blob record, chunk 0, 1, …
+//
+// A sealed value is the msgpack map {v: format version, b: body, c: CRC32C
+// of body}. A blob record is the msgpack map {v: version, k: kind (1 tensor,
+// 2 byte string, 3 serialized BlobProto), n: blob name, t: Caffe2 DataType
+// number, d: dims, dt/di: device type and id, c: chunk index, b/e: the
+// chunk's element range (a byte range for non-tensors), x: the data as raw
+// little-endian bytes (bools one byte each), s: the strings of a STRING
+// tensor}. A blob whose payload exceeds the chunk size (DefaultChunkBytes,
+// 4 MiB, unless ChunkBytes says otherwise; at most 512 KiB in an in-memory
+// store) is split into several records; every record repeats the blob's
+// name, type, dims and device.
+//
+// The manifest lists the checkpoint's id, iteration, time, generation, and
+// per blob its name, kind, type, dims, device, payload size, chunk count and
+// the CRC32C (Castagnoli) of its records concatenated in chunk order and of
+// each record.
+//
+// # Crash safety
+//
+// The manifest is the commit point. A checkpoint of up to 256 MiB is written
+// as one badger transaction, records first and manifest last; a bigger one,
+// or one badger finds too big for a transaction (badger counts records of
+// 64 KiB and more, which it keeps in its value log, as pointers, but the
+// smaller ones in full, up to about 2.4 MiB), is staged: records in
+// transactions of about 64 MiB, then the manifest. The
+// records of every save go under a fresh generation, so re-saving an id
+// never touches the records the current manifest names; the old
+// generation's records are deleted only after the new manifest is
+// committed. Deletion removes the manifest first. A process killed at any
+// moment therefore leaves every checkpoint that had its manifest complete
+// and loadable; Open removes the records that no manifest names. Loading
+// checks every record against the manifest and its checksum and changes the
+// workspace only when all pass. Damage is reported as an error wrapping
+// ErrCorrupt, naming the store, checkpoint, blob and chunk; the store stays
+// usable.
+package persist

@@ -1,0 +1,154 @@
+package persist
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/caffe2go/caffe2go/netdef"
+)
+
+// The idx magic numbers: 0x0000 0x08 (unsigned byte) and the number of
+// dimensions.
+const (
+	idxImagesMagic = 0x00000803 // uint8, 3 dimensions: N × rows × cols
+	idxLabelsMagic = 0x00000801 // uint8, 1 dimension: N
+)
+
+// maxMNISTImageBytes bounds rows × cols of an idx image file (MNIST has
+// 28 × 28), so a corrupt header cannot ask for a huge buffer.
+const maxMNISTImageBytes = 1 << 24
+
+// ImportMNIST converts the MNIST idx files imagesPath (magic 0x00000803:
+// N images of rows × cols unsigned bytes) and labelsPath (magic 0x00000801:
+// N unsigned-byte labels), each gzip-compressed or not, into a new dataset
+// DB of type dbType at path, and returns the number of records.
+//
+// Record i has the key fmt.Sprintf("%08d", i) (so a badger DB visits the
+// records in file order) and a serialized TensorProtos value of two
+// protos, as Caffe2's make_mnist_db writes them with channel_first:
+//
+//	protos[0]  the image: data_type BYTE, dims [1, rows, cols], byte_data
+//	           the rows × cols pixels in file order (row-major, 0 = white)
+//	protos[1]  the label: data_type INT32, no dims (a scalar), int32_data
+//	           [label]
+//
+// TensorProtosDBInput with batch_size B therefore outputs a UINT8 tensor
+// [B, 1, rows, cols] (NCHW) and an INT32 tensor [B].
+func ImportMNIST(imagesPath, labelsPath, dbType, path string) (n int, err error) {
+	images, err := openIdx(imagesPath, idxImagesMagic, 3)
+	if err != nil {
+		return 0, err
+	}
+	defer images.Close()
+	labels, err := openIdx(labelsPath, idxLabelsMagic, 1)
+	if err != nil {
+		return 0, err
+	}
+	defer labels.Close()
+	count, rows, cols := images.dims[0], images.dims[1], images.dims[2]
+	if labels.dims[0] != count {
+		return 0, fmt.Errorf("mnist: %s holds %d images but %s holds %d labels", imagesPath, count, labelsPath, labels.dims[0])
+	}
+	if rows == 0 || cols == 0 || uint64(rows)*uint64(cols) > maxMNISTImageBytes {
+		return 0, fmt.Errorf("mnist: %s: unsupported image size %d × %d", imagesPath, rows, cols)
+	}
+
+	w, err := NewTensorProtosWriter(dbType, path)
+	if err != nil {
+		return 0, fmt.Errorf("mnist: %w", err)
+	}
+	defer func() {
+		if cerr := w.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("mnist: %w", cerr)
+		}
+	}()
+	pixels := make([]byte, int(rows)*int(cols))
+	var label [1]byte
+	image := &netdef.TensorProto{
+		Dims:     []int64{1, int64(rows), int64(cols)},
+		DataType: netdef.TensorProto_BYTE.Enum(),
+		ByteData: pixels,
+	}
+	labelProto := &netdef.TensorProto{DataType: netdef.TensorProto_INT32.Enum(), Int32Data: []int32{0}}
+	msg := &netdef.TensorProtos{Protos: []*netdef.TensorProto{image, labelProto}}
+	for i := range int(count) {
+		if _, err := io.ReadFull(images.r, pixels); err != nil {
+			return i, fmt.Errorf("mnist: %s: image %d of %d: %v", imagesPath, i, count, eofText(err))
+		}
+		if _, err := io.ReadFull(labels.r, label[:]); err != nil {
+			return i, fmt.Errorf("mnist: %s: label %d of %d: %v", labelsPath, i, count, eofText(err))
+		}
+		labelProto.Int32Data[0] = int32(label[0])
+		if err := w.PutProtos(fmt.Sprintf("%08d", i), msg); err != nil {
+			return i, fmt.Errorf("mnist: %w", err)
+		}
+	}
+	return int(count), nil
+}
+
+// eofText turns an end of file into a clear message.
+func eofText(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the file ends early")
+	}
+	return err
+}
+
+// idxFile is an open idx file past its header.
+type idxFile struct {
+	f    *os.File
+	gz   *gzip.Reader
+	r    *bufio.Reader
+	dims []uint32
+}
+
+// openIdx opens an idx file (gzip-compressed or not), checks its magic
+// number and reads its ndim dimensions.
+func openIdx(path string, magic uint32, ndim int) (*idxFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("mnist: %v", err)
+	}
+	x := &idxFile{f: f, r: bufio.NewReader(f)}
+	if head, err := x.r.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
+		if x.gz, err = gzip.NewReader(x.r); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("mnist: %s: %v", path, err)
+		}
+		x.r = bufio.NewReader(x.gz)
+	}
+	hdr := make([]byte, 4*(1+ndim))
+	if _, err := io.ReadFull(x.r, hdr[:4]); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("mnist: %s: reading the idx header: %v", path, eofText(err))
+	}
+	if got := binary.BigEndian.Uint32(hdr); got != magic {
+		x.Close()
+		return nil, fmt.Errorf("mnist: %s: magic number 0x%08x, want 0x%08x", path, got, magic)
+	}
+	if _, err := io.ReadFull(x.r, hdr[4:]); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("mnist: %s: reading the idx header: %v", path, eofText(err))
+	}
+	for i := range ndim {
+		x.dims = append(x.dims, binary.BigEndian.Uint32(hdr[4*(i+1):]))
+	}
+	if x.dims[0] > 1<<30 {
+		x.Close()
+		return nil, fmt.Errorf("mnist: %s: implausible item count %d", path, x.dims[0])
+	}
+	return x, nil
+}
+
+// Close closes the file.
+func (x *idxFile) Close() error {
+	if x.gz != nil {
+		x.gz.Close()
+	}
+	return x.f.Close()
+}
