@@ -1,0 +1,270 @@
+// Command bench times one training step of the peer harness's workloads
+// (../shared/bench/torch_reference.py), built as caffe2go NetDefs with the
+// same shapes, batch sizes and optimizer, and prints the same names, so the
+// two can be run one after the other and compared as ratios:
+//
+//	go run ./examples/bench -threads 2 -seconds 4
+//	/usr/bin/python3 ../shared/bench/torch_reference.py --threads 2 --seconds 4
+//
+// Each line is NAME, a tab, and the median milliseconds per step over five
+// timed windows (after three warm-up steps), or GFLOP/s for gemm.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
+	"github.com/caffe2go/caffe2go/workspace"
+)
+
+func main() {
+	threads := flag.Int("threads", 2, "GOMAXPROCS: the number of cores the kernels may use")
+	seconds := flag.Float64("seconds", 3, "timed seconds per workload")
+	only := flag.String("only", "", "run just this workload (mlp, lenet, convnet or gemm)")
+	flag.Parse()
+	runtime.GOMAXPROCS(*threads)
+	if err := run(os.Stdout, *only, time.Duration(*seconds*float64(time.Second)), 1); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run times the workloads (or just only) and prints a line for each. The
+// batch sizes are divided by shrink, which tests use to stay quick.
+func run(out io.Writer, only string, budget time.Duration, shrink int) error {
+	fmt.Fprintf(out, "# caffe2go GOMAXPROCS=%d\n", runtime.GOMAXPROCS(0))
+	for _, w := range workloads {
+		if only != "" && only != w.name {
+			continue
+		}
+		ws := workspace.New("")
+		net, err := w.build(ws, w.batch/shrink)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		perStep, err := timeWindows(func() error { return ws.RunNet(net, 1) }, budget)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		fmt.Fprintf(out, "%s\t%.3f ms/step\n", w.name, perStep.Seconds()*1e3)
+	}
+	if only == "" || only == "gemm" {
+		const n = 1024
+		a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range a {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		perCall, err := timeWindows(func() error {
+			gemm.Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+			return nil
+		}, budget)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "gemm\t%.1f GFLOP/s\n", 2*n*n*n/perCall.Seconds()/1e9)
+	}
+	return nil
+}
+
+// timeWindows runs step three times, then splits budget into five windows,
+// runs step repeatedly in each and returns the median time per step — the
+// peer harness's procedure.
+func timeWindows(step func() error, budget time.Duration) (time.Duration, error) {
+	for i := 0; i < 3; i++ {
+		if err := step(); err != nil {
+			return 0, err
+		}
+	}
+	const windows = 5
+	per := make([]time.Duration, windows)
+	for w := range per {
+		start, n := time.Now(), 0
+		for time.Since(start) < budget/windows || n == 0 {
+			if err := step(); err != nil {
+				return 0, err
+			}
+			n++
+		}
+		per[w] = time.Since(start) / time.Duration(n)
+	}
+	slices.Sort(per)
+	return per[windows/2], nil
+}
+
+type workload struct {
+	name  string
+	batch int
+	build func(ws *workspace.Workspace, batch int) (string, error)
+}
+
+var workloads = []workload{
+	{"mlp", 256, func(ws *workspace.Workspace, batch int) (string, error) {
+		m := newModel(ws, batch, []int{93}, 9)
+		x := m.fc("data", "fc1", 93, 512)
+		x = m.relu(x)
+		x = m.fc(x, "fc2", 512, 512)
+		x = m.relu(x)
+		x = m.fc(x, "fc3", 512, 9)
+		return m.finish(x)
+	}},
+	{"lenet", 64, func(ws *workspace.Workspace, batch int) (string, error) {
+		m := newModel(ws, batch, []int{1, 28, 28}, 10)
+		x := m.conv("data", "conv1", 1, 20, 5, 0)
+		x = m.maxPool(x, "pool1")
+		x = m.conv(x, "conv2", 20, 50, 5, 0)
+		x = m.maxPool(x, "pool2")
+		x = m.fc(x, "fc1", 50*4*4, 500)
+		x = m.relu(x)
+		x = m.fc(x, "fc2", 500, 10)
+		return m.finish(x)
+	}},
+	{"convnet", 128, func(ws *workspace.Workspace, batch int) (string, error) {
+		m := newModel(ws, batch, []int{3, 32, 32}, 10)
+		block := func(x, name string, cin, cout int) string {
+			x = m.relu(m.spatialBN(m.conv(x, name+"_conv1", cin, cout, 3, 1), name+"_bn1", cout))
+			return m.relu(m.spatialBN(m.conv(x, name+"_conv2", cout, cout, 3, 1), name+"_bn2", cout))
+		}
+		x := block("data", "b1", 3, 32)
+		x = m.maxPool(x, "pool1")
+		x = block(x, "b2", 32, 64)
+		x = m.maxPool(x, "pool2")
+		x = block(x, "b3", 64, 128)
+		x = m.globalAveragePool(x, "gap")
+		x = m.fc(x, "fc", 128, 10)
+		return m.finish(x)
+	}},
+}
+
+// model builds a training net by hand: parameters are fed into the
+// workspace, layers are appended as operators, and finish adds the loss,
+// the backward pass and a momentum-SGD update (lr 0.01, momentum 0.9) for
+// every parameter, as the peer's torch.optim.SGD does.
+type model struct {
+	ws     *workspace.Workspace
+	net    *netdef.Net
+	params []string
+	rng    *rand.Rand
+	err    error
+}
+
+func newModel(ws *workspace.Workspace, batch int, input []int, classes int) *model {
+	m := &model{ws: ws, net: netdef.NewNet("train"), rng: rand.New(rand.NewPCG(3, 5))}
+	m.feed("data", 1, append([]int{batch}, input...)...)
+	labels := make([]int32, batch)
+	for i := range labels {
+		labels[i] = int32(m.rng.IntN(classes))
+	}
+	m.set(ws.FeedBlob("label", blob.MustFromSlice(labels)))
+	m.set(ws.FeedBlob("lr", blob.Scalar[float32](0.01)))
+	return m
+}
+
+func (m *model) set(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+}
+
+// feed stores a normal(0, scale²) tensor (or zeros for scale 0, or a
+// constant for scale < 0: −scale) under name.
+func (m *model) feed(name string, scale float64, shape ...int) {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float32, n)
+	for i := range v {
+		switch {
+		case scale > 0:
+			v[i] = float32(m.rng.NormFloat64() * scale)
+		case scale < 0:
+			v[i] = float32(-scale)
+		}
+	}
+	m.set(m.ws.FeedBlob(name, blob.MustFromSlice(v, shape...)))
+}
+
+func (m *model) param(name string, scale float64, shape ...int) string {
+	m.feed(name, scale, shape...)
+	m.params = append(m.params, name)
+	return name
+}
+
+func (m *model) fc(in, name string, din, dout int) string {
+	w := m.param(name+"_w", 1/float64(din), dout, din)
+	b := m.param(name+"_b", 0, dout)
+	m.net.Op("FC", []string{in, w, b}, []string{name})
+	return name
+}
+
+func (m *model) conv(in, name string, cin, cout, k, pad int) string {
+	w := m.param(name+"_w", 1/float64(cin*k*k), cout, cin, k, k)
+	b := m.param(name+"_b", 0, cout)
+	m.net.Op("Conv", []string{in, w, b}, []string{name},
+		netdef.ArgInt("kernel", int64(k)), netdef.ArgInt("pad", int64(pad)), netdef.ArgString("order", "NCHW"))
+	return name
+}
+
+func (m *model) spatialBN(in, name string, c int) string {
+	scale := m.param(name+"_s", -1, c)
+	bias := m.param(name+"_b", 0, c)
+	mean, variance := name+"_rm", name+"_rv"
+	m.feed(mean, 0, c)
+	m.feed(variance, -1, c)
+	m.net.Op("SpatialBN", []string{in, scale, bias, mean, variance},
+		[]string{name, mean, variance, name + "_sm", name + "_siv"},
+		netdef.ArgInt("is_test", 0), netdef.ArgFloat("epsilon", 1e-5), netdef.ArgFloat("momentum", 0.9))
+	return name
+}
+
+func (m *model) relu(x string) string {
+	m.net.Op("Relu", []string{x}, []string{x})
+	return x
+}
+
+func (m *model) maxPool(in, name string) string {
+	m.net.Op("MaxPool", []string{in}, []string{name}, netdef.ArgInt("kernel", 2), netdef.ArgInt("stride", 2))
+	return name
+}
+
+func (m *model) globalAveragePool(in, name string) string {
+	m.net.Op("AveragePool", []string{in}, []string{name}, netdef.ArgInt("global_pooling", 1))
+	return name
+}
+
+// finish adds softmax cross-entropy, the backward pass and the updates, and
+// creates the net; it returns the net's name.
+func (m *model) finish(logits string) (string, error) {
+	if m.err != nil {
+		return "", m.err
+	}
+	m.net.Op("SoftmaxWithLoss", []string{logits, "label"}, []string{"softmax", "loss"})
+	grads, err := operators.AddGradientOperators(m.net.Proto(), []string{"loss"}, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range m.params {
+		mom := p + "_momentum"
+		m.feed(mom, 0, m.ws.GetBlob(p).Tensor().Shape()...)
+		g := grads[p].Dense
+		m.net.Op("MomentumSGDUpdate", []string{g, mom, "lr", p}, []string{g, mom, p}, netdef.ArgFloat("momentum", 0.9))
+	}
+	if m.err != nil {
+		return "", m.err
+	}
+	if err := m.ws.CreateNet(m.net, false); err != nil {
+		return "", err
+	}
+	return m.net.Name(), nil
+}
