@@ -11,13 +11,16 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -32,16 +35,29 @@ func main() {
 	threads := flag.Int("threads", 2, "GOMAXPROCS: the number of cores the kernels may use")
 	seconds := flag.Float64("seconds", 3, "timed seconds per workload")
 	only := flag.String("only", "", "run just this workload (mlp, lenet, convnet or gemm)")
+	perOp := flag.Bool("perop", false, "after each training workload, print its time per operator type")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file (read it with go tool pprof)")
 	flag.Parse()
 	runtime.GOMAXPROCS(*threads)
-	if err := run(os.Stdout, *only, time.Duration(*seconds*float64(time.Second)), 1); err != nil {
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(os.Stdout, *only, time.Duration(*seconds*float64(time.Second)), 1, *perOp); err != nil {
+		pprof.StopCPUProfile()
 		log.Fatal(err)
 	}
 }
 
 // run times the workloads (or just only) and prints a line for each. The
 // batch sizes are divided by shrink, which tests use to stay quick.
-func run(out io.Writer, only string, budget time.Duration, shrink int) error {
+func run(out io.Writer, only string, budget time.Duration, shrink int, perOp bool) error {
 	fmt.Fprintf(out, "# caffe2go GOMAXPROCS=%d\n", runtime.GOMAXPROCS(0))
 	for _, w := range workloads {
 		if only != "" && only != w.name {
@@ -57,6 +73,11 @@ func run(out io.Writer, only string, budget time.Duration, shrink int) error {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 		fmt.Fprintf(out, "%s\t%.3f ms/step\n", w.name, perStep.Seconds()*1e3)
+		if perOp {
+			if err := printPerOp(out, ws, net); err != nil {
+				return fmt.Errorf("%s: %w", w.name, err)
+			}
+		}
 	}
 	if only == "" || only == "gemm" {
 		const n = 1024
@@ -73,6 +94,25 @@ func run(out io.Writer, only string, budget time.Duration, shrink int) error {
 			return err
 		}
 		fmt.Fprintf(out, "gemm\t%.1f GFLOP/s\n", 2*n*n*n/perCall.Seconds()/1e9)
+	}
+	return nil
+}
+
+// printPerOp prints the time net spends in each operator type, largest
+// first, from Workspace.BenchmarkNet's per-operator timings.
+func printPerOp(out io.Writer, ws *workspace.Workspace, net string) error {
+	times, err := ws.BenchmarkNet(net, 1, 5, true)
+	if err != nil {
+		return err
+	}
+	byType := map[string]float64{}
+	for i, op := range ws.GetNet(net).Proto().GetOp() {
+		byType[op.GetType()] += times[i+1]
+	}
+	types := slices.Collect(maps.Keys(byType))
+	slices.SortFunc(types, func(a, b string) int { return cmp.Compare(byType[b], byType[a]) })
+	for _, typ := range types {
+		fmt.Fprintf(out, "  %-28s %8.3f ms\n", typ, byType[typ])
 	}
 	return nil
 }

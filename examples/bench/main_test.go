@@ -11,7 +11,7 @@ import (
 // times a few steps: each must build, run and print its line.
 func TestWorkloadsRun(t *testing.T) {
 	var out strings.Builder
-	if err := run(&out, "", 50*time.Millisecond, 8); err != nil {
+	if err := run(&out, "", 50*time.Millisecond, 8, true); err != nil {
 		t.Fatal(err)
 	}
 	lines := map[string]bool{}
