@@ -1,0 +1,88 @@
+package comm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
+)
+
+// Engine names of the CPU Allreduce.
+const (
+	SumTree = "SUM_TREE"
+	Ring    = "RING"
+)
+
+// Engine sums replicas' buffers in place. An Engine belongs to one
+// operator instance, which runs it from one goroutine at a time, so it may
+// keep scratch state between runs.
+type Engine interface {
+	// Allreduce leaves in each of bufs, which have the same dtype and
+	// shape, the element-wise sum of all of them.
+	Allreduce(bufs []*blob.Tensor) error
+}
+
+// RegisterEngine registers the Allreduce operator for deviceType with the
+// given engine name; newEngine makes the engine of one operator instance
+// summing n replicas.
+func RegisterEngine(deviceType int32, engine string, newEngine func(n int) Engine) error {
+	return operators.Register("Allreduce", deviceType, engine, func(b *operators.Base) (operators.Operator, error) {
+		return newAllreduce(b, newEngine)
+	})
+}
+
+func init() {
+	operators.MustRegisterSchema(operators.Schema{
+		Type: "Allreduce", MinInputs: 1, MaxInputs: operators.Unbounded,
+		MinOutputs: 1, MaxOutputs: operators.Unbounded,
+		InputsCheck:  func(n int) bool { return n >= 1 },
+		AllowInplace: func(in, out int) bool { return in == out },
+		Doc: "Sums the inputs, one per replica, element-wise and writes the sum into every one " +
+			"of them; output i must be input i. The engine (SUM_TREE, RING) picks the algorithm.",
+	})
+	operators.MustRegisterNoGradient("Allreduce")
+	sumTree := func(n int) Engine { return newTree(n) }
+	for _, name := range []string{"", SumTree} {
+		if err := RegisterEngine(netdef.CPU, name, sumTree); err != nil {
+			panic(err)
+		}
+	}
+	if err := RegisterEngine(netdef.CPU, Ring, func(n int) Engine { return newRing(n) }); err != nil {
+		panic(err)
+	}
+}
+
+type allreduceOp struct {
+	*operators.Base
+	engine Engine
+	bufs   []*blob.Tensor
+}
+
+func newAllreduce(b *operators.Base, newEngine func(n int) Engine) (operators.Operator, error) {
+	def := b.Def()
+	if !slices.Equal(def.GetInput(), def.GetOutput()) {
+		return nil, fmt.Errorf("Allreduce works in place: outputs %v must be the inputs %v", def.GetOutput(), def.GetInput())
+	}
+	n := b.NumInputs()
+	return &allreduceOp{Base: b, engine: newEngine(n), bufs: make([]*blob.Tensor, n)}, nil
+}
+
+func (o *allreduceOp) Run() error {
+	for i := range o.bufs {
+		x, err := o.FloatInput(i)
+		if err != nil {
+			return err
+		}
+		if i > 0 && (x.DataType() != o.bufs[0].DataType() || !slices.Equal(x.Dims(), o.bufs[0].Dims())) {
+			return o.Errorf("input %d %q is %v %v, input 0 %q is %v %v: replicas must match",
+				i, o.InputName(i), x.DataType(), x.Dims(), o.InputName(0), o.bufs[0].DataType(), o.bufs[0].Dims())
+		}
+		o.bufs[i] = x
+	}
+	if err := o.engine.Allreduce(o.bufs); err != nil {
+		return o.Errorf("%v", err)
+	}
+	return nil
+}
