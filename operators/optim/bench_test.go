@@ -22,16 +22,28 @@ func steadyOps(t testing.TB, n int) map[string]operators.Operator {
 	}
 	w.Feed("lr", optest.F32([]float64{-0.01}))
 	w.Feed("it", blob.MustFromSlice([]int64{0}))
+	rows := make([]int64, n)
+	for i := range rows {
+		rows[i] = int64(n - 1 - i)
+	}
+	w.Feed("rows", blob.MustFromSlice(rows))
 	run(t, create(t, w, netdef.NewOperator("CreateMutex", nil, []string{"mutex"})))
 	defs := map[string]*netdef.OperatorDef{
 		"Iter":       netdef.NewOperator("Iter", []string{"it"}, []string{"it"}),
 		"AtomicIter": netdef.NewOperator("AtomicIter", []string{"mutex", "it"}, []string{"it"}),
 		"LearningRate": netdef.NewOperator("LearningRate", []string{"it"}, []string{"lr_out"},
 			netdef.ArgFloat("base_lr", -0.1), netdef.ArgString("policy", "step"), netdef.ArgInt("stepsize", 10), netdef.ArgFloat("gamma", 0.9)),
-		"MomentumSGD":       netdef.NewOperator("MomentumSGD", []string{"g", "m", "lr"}, []string{"g_out", "m"}, netdef.ArgFloat("momentum", 0.9)),
-		"MomentumSGDUpdate": netdef.NewOperator("MomentumSGDUpdate", []string{"g", "m", "lr", "p"}, []string{"g_adj", "m", "p"}, netdef.ArgFloat("momentum", 0.9), netdef.ArgInt("nesterov", 1)),
-		"Adam":              netdef.NewOperator("Adam", []string{"p", "m", "m2", "g", "lr", "it"}, []string{"p", "m", "m2", "g_eff"}),
-		"Adagrad":           netdef.NewOperator("Adagrad", []string{"p", "m2", "g", "lr"}, []string{"p", "m2"}),
+		"MomentumSGD":        netdef.NewOperator("MomentumSGD", []string{"g", "m", "lr"}, []string{"g_out", "m"}, netdef.ArgFloat("momentum", 0.9)),
+		"MomentumSGDUpdate":  netdef.NewOperator("MomentumSGDUpdate", []string{"g", "m", "lr", "p"}, []string{"g_adj", "m", "p"}, netdef.ArgFloat("momentum", 0.9), netdef.ArgInt("nesterov", 1)),
+		"Adam":               netdef.NewOperator("Adam", []string{"p", "m", "m2", "g", "lr", "it"}, []string{"p", "m", "m2", "g_eff"}),
+		"Adagrad":            netdef.NewOperator("Adagrad", []string{"p", "m2", "g", "lr"}, []string{"p", "m2"}),
+		"RmsProp":            netdef.NewOperator("RmsProp", []string{"g", "m", "m2", "lr"}, []string{"g_rms", "m", "m2"}, netdef.ArgFloat("momentum", 0.5)),
+		"Lars":               netdef.NewOperator("Lars", []string{"p", "g"}, []string{"lars"}),
+		"ScatterWeightedSum": netdef.NewOperator("ScatterWeightedSum", []string{"p", "lr", "rows", "g", "lr"}, []string{"p"}),
+		"SparseMomentumSGDUpdate": netdef.NewOperator("SparseMomentumSGDUpdate", []string{"g", "m", "lr", "p", "rows"}, []string{"g_sparse", "m", "p"},
+			netdef.ArgFloat("momentum", 0.9)),
+		"SparseAdagrad": netdef.NewOperator("SparseAdagrad", []string{"p", "m2", "rows", "g", "lr"}, []string{"p", "m2"}),
+		"SparseAdam":    netdef.NewOperator("SparseAdam", []string{"p", "m", "m2", "rows", "g", "lr", "it"}, []string{"p", "m", "m2"}),
 	}
 	ops := map[string]operators.Operator{}
 	for name, def := range defs {
@@ -54,3 +66,5 @@ func BenchmarkAdam(b *testing.B)              { benchOp(b, "Adam") }
 func BenchmarkAdagrad(b *testing.B)           { benchOp(b, "Adagrad") }
 func BenchmarkLearningRate(b *testing.B)      { benchOp(b, "LearningRate") }
 func BenchmarkAtomicIter(b *testing.B)        { benchOp(b, "AtomicIter") }
+func BenchmarkRmsProp(b *testing.B)           { benchOp(b, "RmsProp") }
+func BenchmarkSparseAdagrad(b *testing.B)     { benchOp(b, "SparseAdagrad") }

@@ -5,9 +5,13 @@
 //   - LearningRate, base_lr·lr_scale·f(iter) for every Caffe2 policy (fixed,
 //     step, exp, gate, inv, poly, linearWarmup, constantWarmup, pieceWarmup,
 //     alter, hill, composite, cyclical, cosine, constantThenLinearWarmup,
-//     compositeCyclical, compositeCosine) plus Caffe1's multistep;
-//   - dense parameter updates: MomentumSGD, MomentumSGDUpdate, Adam and
-//     Adagrad.
+//     compositeCyclical, compositeCosine) plus Caffe1's multistep and MATLAB's
+//     piecewise (drop_factor every drop_period iterations);
+//   - dense parameter updates: MomentumSGD, MomentumSGDUpdate, Adam, Adagrad
+//     and RmsProp, and Lars, the layer-wise learning-rate scale;
+//   - sparse parameter updates, which apply a gradient slice (indices,
+//     values) to the indexed rows: ScatterWeightedSum,
+//     SparseMomentumSGDUpdate, SparseAdagrad and SparseAdam.
 //
 // The counters and LearningRate have no gradient; the updates must never be
 // differentiated (reaching one in a backward pass is an error).

@@ -53,6 +53,8 @@ func init() {
 			{Name: "cosine_period", Default: 50, Doc: "compositeCosine"},
 			{Name: "cosine_t_mult", Default: 1.0, Doc: "compositeCosine"},
 			{Name: "cosine_lr_shrink", Default: 0.99, Doc: "compositeCosine"},
+			{Name: "drop_factor", Default: 0.1, Doc: "piecewise (MATLAB's LearnRateDropFactor): multiplier applied once per period, in [0, 1]"},
+			{Name: "drop_period", Default: 10, Doc: "piecewise (MATLAB's LearnRateDropPeriod, counted in iterations): iterations per period (> 0)"},
 			{Name: "stepvalue", Doc: "multistep (Caffe1 extension): iterations where the rate is multiplied by gamma; also accepted as stepvalues"},
 		},
 		Doc: "lr = base_lr · lr_scale · f(iter) as a float 0-d tensor, for the int64 CPU iteration counter iter.",
@@ -287,6 +289,16 @@ func (a lrArgs) build() (lrPolicy, error) {
 			return nil, err
 		}
 		return warmupThenLR{warmup: w, after: c}, nil
+	case "piecewise":
+		factor, err := a.unit("drop_factor", 0.1)
+		if err != nil {
+			return nil, err
+		}
+		period, err := a.count("drop_period", 10, 1)
+		if err != nil {
+			return nil, err
+		}
+		return piecewiseLR{factor: factor, period: period}, nil
 	case "multistep":
 		steps := a.ints("stepvalue")
 		name := "stepvalue"
@@ -632,4 +644,21 @@ func (p multistepLR) multiplier(iter int64) float64 {
 		}
 	}
 	return math.Pow(p.gamma, float64(n))
+}
+
+// piecewiseLR is MATLAB trainNetwork's "piecewise" schedule counted in
+// iterations: the rate starts at base_lr and is multiplied by factor after
+// every period iterations. With the optimizer's iteration counter, which
+// reads k during the k-th run, runs 1…period use base_lr, runs
+// period+1…2·period use base_lr·factor, and so on; iteration 0 uses base_lr.
+type piecewiseLR struct {
+	factor float64
+	period int64
+}
+
+func (p piecewiseLR) multiplier(iter int64) float64 {
+	if iter <= 0 {
+		return 1
+	}
+	return math.Pow(p.factor, float64((iter-1)/p.period))
 }
