@@ -3,4 +3,77 @@
 // record of those parameters (with Caffe2's names, shapes, tags and default
 // initializers); helper functions add layers; optimizers add the update
 // operators; training helpers run the loop.
+//
+// # Helpers
+//
+// Each Caffe2 helper is a Go function taking the model, the blob names,
+// the required sizes and then options, and returning the full name of its
+// output and an error:
+//
+//	m := brew.NewModel("lenet")
+//	if err := m.AddExternalInputs("data", "label"); err != nil { … }
+//	conv1, err := brew.Conv(m, "data", "conv1", 1, 20, 5)
+//	pool1, err := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
+//	fc2, err := brew.FC(m, pool1, "fc2", 20*12*12, 500,
+//		brew.WeightInit(brew.Init("ConstantFill", netdef.ArgFloat("value", 1))))
+//
+// Options are Caffe2's keyword arguments. Those a helper reads itself
+// (WeightInit, BiasInit, Group, NoBias, Order, IsTest, …) change what it
+// builds; the others become arguments of the operator it emits, after the
+// arguments the helper always sets (a convolution gets kernel, then order,
+// then the rest). Arg passes any argument; Stride, Pad, Axis and the
+// other shortcuts are typed spellings of common ones. An argument named
+// "engine" (Engine) sets the operator's engine.
+//
+// Parameters are named after the output (out+"_w", out+"_b", …), created
+// in the init net with Caffe2's default initializers, and recorded with
+// their shapes and tags; helpers that find a parameter already recorded
+// with the same shape reuse it, which is how models share weights.
+//
+// # Names
+//
+// Blob names resolve in the current name scope of package devicescope, as
+// Caffe2's string names do, and operators get its device scope. A name
+// that already starts with the current name scope is taken as it is, so
+// the full names helpers return can be passed on (Caffe2 passes
+// BlobReferences for that). An input is looked up in the scope first and
+// then, if the model does not know that blob, as given, which reaches blobs
+// outside the scope.
+//
+// Unlike Caffe2, which silently turns any unknown input into an external
+// input of the net, helpers accept only inputs the model knows: blobs its
+// net or init net produces, parameters, and blobs declared with
+// Model.AddExternalInputs. Declaring the fed blobs (data, labels) catches a
+// misspelt name when the model is built instead of when the net runs.
+// Model.Op, the counterpart of Caffe2's model.<Op>(…), keeps Caffe2's
+// behaviour.
+//
+// # Arg scopes
+//
+// A helper call sees, from lowest to highest precedence: the model's arg
+// scope (ModelOptions.ArgScope on top of the default {order: "NCHW"}), the
+// options of every enclosing WithArgScope naming the helper (outer to
+// inner), and its own options. Helpers of one's own can take part through
+// Register and ResolveKwargs.
+//
+// # Differences from Caffe2
+//
+//   - There is no cuDNN, so the default model arg scope is {order: "NCHW"}
+//     only (Caffe2 adds use_cudnn=True and cudnn_exhaustive_search=False,
+//     which give convolutions and activations engine "CUDNN" and FC extra
+//     arguments). Helpers drop use_cudnn, cudnn_exhaustive_search and
+//     ws_nbytes_limit.
+//   - Helpers check their inputs as described under Names.
+//   - Accuracy passes its options (top_k) to the operator; Caffe2's CPU
+//     path drops them. There is no GPU top_k > 1 copy to the host.
+//   - PRelu passes its options (order) to the operator; Caffe2 drops them.
+//   - ConvTranspose honours NoBias; Kernel and KernelHW options replace the
+//     kernel parameter of Conv and ConvTranspose.
+//   - A model built with ModelOptions.ParamModel shares the weight and bias
+//     lists too (Caffe2 shares the parameter list but starts new weight and
+//     bias lists).
+//   - Orders Caffe2 leaves to Python sets are fixed: ExtractPredictorNet
+//     lists inputs and outputs in the given order, then in operator order.
+//   - Sigmoid, LeakyRelu and SoftmaxWithLoss are helpers here; in Caffe2
+//     they are plain operators.
 package brew

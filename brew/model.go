@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
@@ -83,7 +85,8 @@ type Model struct {
 	Name string
 	// Net is the main (train or predict) net.
 	Net *netdef.Net
-	// InitNet creates the parameters (Caffe2's param_init_net).
+	// InitNet creates the parameters (Caffe2's param_init_net). Models
+	// made with ModelOptions.ParamModel share it.
 	InitNet *netdef.Net
 	// InitParams is false for a model whose parameters exist already
 	// (loaded, or shared with another model): CreateParam then emits no
@@ -94,6 +97,9 @@ type Model struct {
 	// gradAdded records that AddGradientOperators ran.
 	gradAdded bool
 	gradMap   map[string]operators.Gradient
+	// argScope is the model-level arg scope (Caffe2's model.arg_scope).
+	argScope     []Option
+	knownOpsOnly bool
 }
 
 // paramState is what a model shares with the models built on it
@@ -106,8 +112,31 @@ type paramState struct {
 	infos    map[string]*ParamInfo
 }
 
+// ModelOptions are the optional settings of NewModelWith, Caffe2's
+// ModelHelper keyword arguments. The zero value gives Caffe2's defaults.
+type ModelOptions struct {
+	// ParamModel, when set, makes the new model share ParamModel's init
+	// net and parameter records (parameters, computed parameters, weights,
+	// biases, ParamInfos and so gradients): Caffe2's param_model, used to
+	// build a test or predict model on a train model's weights. The new
+	// model has its own Net.
+	ParamModel *Model
+	// NoInitParams is Caffe2's init_params=False: helpers record their
+	// parameters but emit no init operators, so the blobs must be loaded
+	// or fed before the net runs.
+	NoInitParams bool
+	// KnownOpsOnly is Caffe2's allow_not_known_ops=False: Model.Op then
+	// refuses operator types outside ModelHelper's list of operators known
+	// to be safe.
+	KnownOpsOnly bool
+	// ArgScope is merged into the model's arg scope, whose default is
+	// {order: "NCHW"}; later options win. Every helper call sees it (see
+	// Option for the precedence).
+	ArgScope []Option
+}
+
 // NewModel returns an empty model named name ("model" when empty) with
-// fresh nets name and name+"_init".
+// fresh nets name and name+"_init" and Caffe2's default settings.
 func NewModel(name string) *Model {
 	if name == "" {
 		name = "model"
@@ -118,16 +147,152 @@ func NewModel(name string) *Model {
 		InitNet:    netdef.NewNet(name + "_init"),
 		InitParams: true,
 		state:      &paramState{infos: map[string]*ParamInfo{}},
+		argScope:   []Option{Order("NCHW")},
 	}
 }
 
+// NewModelWith is NewModel with options. An invalid arg-scope option is an
+// error.
+func NewModelWith(name string, o ModelOptions) (*Model, error) {
+	for _, opt := range o.ArgScope {
+		if err := opt.validate(); err != nil {
+			return nil, fmt.Errorf("brew: NewModelWith(%q): arg scope: %v", name, err)
+		}
+	}
+	m := NewModel(name)
+	m.argScope = append(m.argScope, o.ArgScope...)
+	m.InitParams = !o.NoInitParams
+	m.knownOpsOnly = o.KnownOpsOnly
+	if p := o.ParamModel; p != nil {
+		m.InitNet = p.InitNet
+		m.state = p.state
+	}
+	return m, nil
+}
+
+// ArgScope returns the model-level arg scope (Caffe2's model.arg_scope).
+func (m *Model) ArgScope() Kwargs {
+	var k Kwargs
+	for _, o := range m.argScope {
+		k.apply(o)
+	}
+	return k
+}
+
+// scoped resolves name in the name scope prefix, as Caffe2's ScopedName
+// does, except that a name that already starts with the prefix is kept as
+// it is: the names helpers return can be passed to other helpers, as
+// Caffe2 passes BlobReferences.
+func scoped(prefix, name string) string {
+	if prefix == "" || strings.HasPrefix(name, prefix) {
+		return name
+	}
+	return prefix + name
+}
+
+// known reports whether the model can read blob: an operator of its net
+// produces it, the net declares it as an external input, the init net
+// produces it, or it is a parameter.
+func (m *Model) known(blob string) bool {
+	return m.Net.BlobIsDefined(blob) || m.InitNet.BlobIsDefined(blob) || m.state.infos[blob] != nil
+}
+
+// resolveInput resolves the input name of a helper in the name scope
+// prefix: the scoped name if the model knows it, else the name as given
+// if the model knows that (a blob outside the scope), else an error.
+func (m *Model) resolveInput(prefix, name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("empty input blob name")
+	}
+	full := scoped(prefix, name)
+	if m.known(full) {
+		return full, nil
+	}
+	if full != name && m.known(name) {
+		return name, nil
+	}
+	return "", fmt.Errorf("input blob %q is not produced by an operator of net %q or its init net, "+
+		"nor declared as an external input or a parameter (declare fed blobs with AddExternalInputs)",
+		full, m.Net.Name())
+}
+
+// AddExternalInputs declares blobs that are fed rather than computed
+// (data, labels) as external inputs of the model's net, resolved in the
+// current name scope. Helpers accept as inputs only blobs the model knows
+// of, so a misspelt name is caught when the model is built. Declaring a
+// blob twice is an error, as in Caffe2's AddExternalInput.
+func (m *Model) AddExternalInputs(names ...string) error {
+	prefix := devicescope.Current().Name()
+	full := make([]string, len(names))
+	for i, n := range names {
+		if n == "" {
+			return fmt.Errorf("brew: model %q: AddExternalInputs: empty blob name", m.Name)
+		}
+		full[i] = scoped(prefix, n)
+	}
+	if err := m.Net.AddExternalInput(full...); err != nil {
+		return fmt.Errorf("brew: model %q: %w", m.Name, err)
+	}
+	return nil
+}
+
+// knownOps are the operator types Caffe2's ModelHelper lets through
+// without a warning (allow_not_known_ops).
+var knownOps = map[string]bool{
+	"Accuracy": true, "Adam": true, "Add": true, "Adagrad": true, "SparseAdagrad": true,
+	"AveragedLoss": true, "Cast": true, "Checkpoint": true, "ConstantFill": true,
+	"Copy": true, "CopyGPUToCPU": true, "CopyCPUToGPU": true, "DequeueBlobs": true,
+	"EnsureCPUOutput": true, "ExpandDims": true, "Flatten": true, "FlattenToVec": true,
+	"LabelCrossEntropy": true, "LearningRate": true, "MakeTwoClass": true, "MatMul": true,
+	"NCCLAllreduce": true, "NHWC2NCHW": true, "PackSegments": true, "Print": true,
+	"PRelu": true, "ReduceFrontSum": true, "Scale": true, "ScatterWeightedSum": true,
+	"Sigmoid": true, "SortedSegmentSum": true, "Snapshot": true, "Softmax": true,
+	"SoftmaxWithLoss": true, "SquaredL2Distance": true, "Squeeze": true,
+	"StopGradient": true, "Summarize": true, "Tanh": true, "Transpose": true,
+	"UnpackSegments": true, "WeightedSum": true, "YellowFin": true,
+}
+
+// Op appends an operator to the model's net in the current name and
+// device scope, as Caffe2's model.<Op>(…) does: names are resolved as
+// helpers resolve them (an input the model does not know is scoped and
+// becomes an external input, as in Caffe2). The type must be registered;
+// with ModelOptions.KnownOpsOnly it must also be on ModelHelper's list of
+// operators known to be safe.
+func (m *Model) Op(typ string, inputs, outputs []string, args ...*netdef.Argument) (*netdef.OperatorDef, error) {
+	if !operators.IsOperator(typ) {
+		return nil, fmt.Errorf("brew: model %q: %s is not a registered operator", m.Name, typ)
+	}
+	if m.knownOpsOnly && !knownOps[typ] {
+		return nil, fmt.Errorf("brew: model %q: operator %s is not known to be safe", m.Name, typ)
+	}
+	s := devicescope.Current()
+	prefix := s.Name()
+	ins := make([]string, len(inputs))
+	for i, in := range inputs {
+		if r, err := m.resolveInput(prefix, in); err == nil {
+			ins[i] = r
+		} else {
+			ins[i] = scoped(prefix, in)
+		}
+	}
+	outs := make([]string, len(outputs))
+	for i, out := range outputs {
+		outs[i] = scoped(prefix, out)
+	}
+	return s.WithNameReset("").Op(m.Net, typ, ins, outs, args...), nil
+}
+
 // CreateParam creates the parameter name (resolved in the current name
-// scope) with the given shape. The init net gets the initializer's fill
-// operator unless the model does not initialize its parameters or init is
-// ExternalInit. Creating a parameter that exists returns it when the shape
-// matches and is an error otherwise.
+// scope) with the given shape and returns its full name. The init net gets
+// the initializer's fill operator, with argument shape first, unless the
+// model does not initialize its parameters or init is ExternalInit.
+// Creating a parameter that exists returns it when the shape matches and
+// is an error otherwise (models sharing parameters rely on this).
 func (m *Model) CreateParam(name string, shape []int64, init Initializer, tags ...Tag) (string, error) {
-	full := devicescope.Current().Scoped(name)
+	if name == "" {
+		return "", fmt.Errorf("brew: model %q: CreateParam: empty parameter name", m.Name)
+	}
+	full := scoped(devicescope.Current().Name(), name)
 	if p, ok := m.state.infos[full]; ok {
 		if p.Shape != nil && !slices.Equal(p.Shape, shape) {
 			return "", fmt.Errorf("brew: model %q: parameter %q exists with shape %v, asked for %v", m.Name, full, p.Shape, shape)
@@ -138,25 +303,35 @@ func (m *Model) CreateParam(name string, shape []int64, init Initializer, tags .
 		return "", fmt.Errorf("brew: model %q: parameter %q has no initializer", m.Name, full)
 	}
 	if m.InitParams && !init.External {
-		args := append([]*netdef.Argument{netdef.ArgInts("shape", shape...)}, init.Args...)
-		devicescope.Current().Op(m.InitNet, init.Op, nil, []string{full}, args...)
+		args := []*netdef.Argument{netdef.ArgInts("shape", shape...)}
+		for _, a := range init.Args {
+			args = append(args, proto.Clone(a).(*netdef.Argument))
+		}
+		devicescope.Current().WithNameReset("").Op(m.InitNet, init.Op, nil, []string{full}, args...)
 	}
 	m.addParameter(full, slices.Clone(shape), tags)
 	return full, nil
 }
 
-// AddParameter records an existing blob as a parameter of the model with
-// the given tags, emitting nothing.
+// AddParameter records an existing blob (its full name) as a parameter of
+// the model with the given tags, emitting nothing. As in Caffe2 the name
+// is appended even when it is recorded already; Validate reports such
+// duplicates and AddGradientOperators refuses them.
 func (m *Model) AddParameter(name string, tags ...Tag) {
 	if _, ok := m.state.infos[name]; ok {
+		m.appendParam(name, tags)
 		return
 	}
 	m.addParameter(name, nil, tags)
 }
 
 func (m *Model) addParameter(name string, shape []int64, tags []Tag) {
+	m.state.infos[name] = &ParamInfo{Name: name, Shape: shape, Tags: slices.Clone(tags)}
+	m.appendParam(name, tags)
+}
+
+func (m *Model) appendParam(name string, tags []Tag) {
 	s := m.state
-	s.infos[name] = &ParamInfo{Name: name, Shape: shape, Tags: slices.Clone(tags)}
 	if slices.Contains(tags, ComputedParam) {
 		s.computed = append(s.computed, name)
 		return
@@ -188,8 +363,18 @@ func inScope(names []string, scope string) []string {
 // in creation order. Use ParamsIn for another scope.
 func (m *Model) GetParams() []string { return m.ParamsIn(devicescope.Current().Name()) }
 
+// GetComputedParams returns the computed parameters in the current name
+// scope, in creation order.
+func (m *Model) GetComputedParams() []string {
+	return m.ComputedParamsIn(devicescope.Current().Name())
+}
+
+// GetAllParams returns GetParams followed by GetComputedParams.
+func (m *Model) GetAllParams() []string { return m.AllParamsIn(devicescope.Current().Name()) }
+
 // ParamsIn returns the trainable parameters whose names start with scope
-// ("" = all of them), in creation order.
+// ("" = all of them; "c" and "c/" both mean the scope c/), in creation
+// order.
 func (m *Model) ParamsIn(scope string) []string { return inScope(m.state.params, scope) }
 
 // ComputedParamsIn returns the computed parameters under scope ("" = all).
@@ -210,8 +395,9 @@ func (m *Model) Biases() []string { return slices.Clone(m.state.biases) }
 // ParamInfo returns the record of parameter name, or nil.
 func (m *Model) ParamInfo(name string) *ParamInfo { return m.state.infos[name] }
 
-// ParamToGrad returns each trainable parameter's gradient blob, once
-// AddGradientOperators has run (empty before).
+// ParamToGrad returns each trainable parameter's dense gradient blob, once
+// AddGradientOperators has run (empty before). Sparse gradients are in
+// GradMap.
 func (m *Model) ParamToGrad() map[string]string {
 	out := map[string]string{}
 	for _, p := range m.state.params {
@@ -222,8 +408,22 @@ func (m *Model) ParamToGrad() map[string]string {
 	return out
 }
 
-// Validate returns the parameters recorded more than once (none for a
-// well-formed model).
+// GradMap returns a copy of the gradient map AddGradientOperators
+// returned (Caffe2's model.grad_map): every blob that has a gradient, dense
+// or sparse. It is nil before AddGradientOperators.
+func (m *Model) GradMap() map[string]operators.Gradient {
+	if m.gradMap == nil {
+		return nil
+	}
+	out := make(map[string]operators.Gradient, len(m.gradMap))
+	for k, v := range m.gradMap {
+		out[k] = v
+	}
+	return out
+}
+
+// Validate returns, sorted, the parameters recorded more than once (none
+// for a well-formed model), as Caffe2's _Validate.
 func (m *Model) Validate() []string {
 	seen := map[string]bool{}
 	var dup []string
@@ -233,29 +433,14 @@ func (m *Model) Validate() []string {
 		}
 		seen[p] = true
 	}
+	slices.Sort(dup)
 	return dup
 }
 
 // AddGradientOperators appends the backward pass of the model's net for
 // the given losses (see operators.AddGradientOperators) and records each
-// parameter's gradient. It may run only once per model.
+// parameter's gradient. It may run only once per model, and not on a
+// model with duplicate parameters (see Validate).
 func (m *Model) AddGradientOperators(losses ...string) (map[string]operators.Gradient, error) {
-	if m.gradAdded {
-		return nil, fmt.Errorf("brew: model %q: AddGradientOperators may run only once", m.Name)
-	}
-	if dup := m.Validate(); len(dup) > 0 {
-		return nil, fmt.Errorf("brew: model %q: duplicate params: %v", m.Name, dup)
-	}
-	grads, err := operators.AddGradientOperators(m.Net.Proto(), losses, nil)
-	if err != nil {
-		return nil, fmt.Errorf("brew: model %q: %w", m.Name, err)
-	}
-	m.gradAdded = true
-	m.gradMap = grads
-	for _, p := range m.state.params {
-		if g, ok := grads[p]; ok && g.Dense != "" {
-			m.state.infos[p].Grad = g.Dense
-		}
-	}
-	return grads, nil
+	return m.AddGradientOperatorsWith(losses, nil)
 }

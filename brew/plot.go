@@ -2,6 +2,7 @@ package brew
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,7 +10,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -75,20 +75,28 @@ func (h *History) panel(title string, value func(Point) float64) (*plot.Plot, er
 		return out
 	}
 	if len(h.Train) > 0 {
-		line, err := plotter.NewLine(xy(h.Train))
+		// As MATLAB draws it: the noisy per-batch values faint, a moving
+		// average over them bold.
+		raw, err := plotter.NewLine(xy(h.Train))
 		if err != nil {
 			return nil, fmt.Errorf("brew: plot %s: %w", title, err)
 		}
-		line.Color = plotutil.Color(0)
-		p.Add(line)
-		p.Legend.Add("training", line)
+		raw.Color = color.NRGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0x50}
+		smooth, err := plotter.NewLine(movingAverage(xy(h.Train), 25))
+		if err != nil {
+			return nil, fmt.Errorf("brew: plot %s: %w", title, err)
+		}
+		smooth.Color = color.NRGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+		smooth.Width = vg.Points(1.5)
+		p.Add(raw, smooth)
+		p.Legend.Add("training (smoothed)", smooth)
 	}
 	if len(h.Validation) > 0 {
 		line, points, err := plotter.NewLinePoints(xy(h.Validation))
 		if err != nil {
 			return nil, fmt.Errorf("brew: plot %s: %w", title, err)
 		}
-		line.Color, points.Color = plotutil.Color(1), plotutil.Color(1)
+		line.Color, points.Color = color.Black, color.Black
 		line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(line, points)
 		p.Legend.Add("validation", line, points)
@@ -97,4 +105,18 @@ func (h *History) panel(title string, value func(Point) float64) (*plot.Plot, er
 	// are not: bottom right for accuracy, top right for loss.
 	p.Legend.Top = title == "Loss"
 	return p, nil
+}
+
+// movingAverage smooths xy over a trailing window of up to k points.
+func movingAverage(xy plotter.XYs, k int) plotter.XYs {
+	out := make(plotter.XYs, len(xy))
+	sum := 0.0
+	for i := range xy {
+		sum += xy[i].Y
+		if i >= k {
+			sum -= xy[i-k].Y
+		}
+		out[i].X, out[i].Y = xy[i].X, sum/float64(min(i+1, k))
+	}
+	return out
 }

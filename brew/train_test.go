@@ -12,6 +12,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/workspace"
+	"gonum.org/v1/plot/plotter"
 )
 
 // blobsData makes n examples of 2 features in 2 classes split by the sign
@@ -241,5 +242,15 @@ func TestHistoryPlot(t *testing.T) {
 	}
 	if err := h.Plot(filepath.Join(dir, "progress.gif")); err == nil || !strings.Contains(err.Error(), ".gif") {
 		t.Fatalf("plotting to .gif: %v", err)
+	}
+}
+
+func TestMovingAverage(t *testing.T) {
+	got := movingAverage(plotter.XYs{{X: 1, Y: 2}, {X: 2, Y: 4}, {X: 3, Y: 9}, {X: 4, Y: 1}}, 2)
+	want := []float64{2, 3, 6.5, 5}
+	for i, p := range got {
+		if p.Y != want[i] || p.X != float64(i+1) {
+			t.Fatalf("point %d = %+v, want (%d, %v)", i, p, i+1, want[i])
+		}
 	}
 }

@@ -1,0 +1,132 @@
+package brew_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/workspace"
+)
+
+// lenet builds Caffe2's MNIST LeNet with brew: conv 1→20 k5, max pool k2
+// s2, conv 20→50 k5, max pool, fc 800→500 with an in-place relu, fc
+// 500→10, SoftmaxWithLoss and Accuracy. fc3In is the input size of fc3
+// (800 for a 28×28 image).
+func lenet(t testing.TB, fc3In int) *brew.Model {
+	t.Helper()
+	m := btModel(t, "lenet", "data", "label")
+	steps := []func(string) (string, error){
+		func(in string) (string, error) { return brew.Conv(m, in, "conv1", 1, 20, 5) },
+		func(in string) (string, error) { return brew.MaxPool(m, in, "pool1", brew.Kernel(2), brew.Stride(2)) },
+		func(in string) (string, error) { return brew.Conv(m, in, "conv2", 20, 50, 5) },
+		func(in string) (string, error) { return brew.MaxPool(m, in, "pool2", brew.Kernel(2), brew.Stride(2)) },
+		func(in string) (string, error) { return brew.FC(m, in, "fc3", fc3In, 500) },
+		func(in string) (string, error) { return brew.Relu(m, in, in) },
+		func(in string) (string, error) { return brew.FC(m, in, "pred", 500, 10) },
+		func(in string) (string, error) {
+			sm, _, err := brew.SoftmaxWithLoss(m, in, "label", "softmax", "loss")
+			return sm, err
+		},
+		func(in string) (string, error) { return brew.Accuracy(m, in, "label", "accuracy") },
+	}
+	cur := "data"
+	for _, step := range steps {
+		var err error
+		cur, err = step(cur)
+		btNoErr(t, err)
+	}
+	return m
+}
+
+// lenetByHand writes the same nets operator by operator, as a Caffe2 user
+// would without brew.
+func lenetByHand(t testing.TB) (net, init *netdef.Net) {
+	net = netdef.NewNet("lenet_by_hand")
+	init = netdef.NewNet("lenet_by_hand_init")
+	btNoErr(t, net.AddExternalInput("data", "label"))
+	param := func(fill, name string, dims ...int64) {
+		init.Op(fill, nil, names(name), netdef.ArgInts("shape", dims...))
+	}
+	order := netdef.ArgString("order", "NCHW")
+	k := func(n int64) *netdef.Argument { return netdef.ArgInt("kernel", n) }
+
+	param("XavierFill", "conv1_w", 20, 1, 5, 5)
+	param("ConstantFill", "conv1_b", 20)
+	net.Op("Conv", names("data", "conv1_w", "conv1_b"), names("conv1"), k(5), order)
+	net.Op("MaxPool", names("conv1"), names("pool1"), order, k(2), netdef.ArgInt("stride", 2))
+	param("XavierFill", "conv2_w", 50, 20, 5, 5)
+	param("ConstantFill", "conv2_b", 50)
+	net.Op("Conv", names("pool1", "conv2_w", "conv2_b"), names("conv2"), k(5), order)
+	net.Op("MaxPool", names("conv2"), names("pool2"), order, k(2), netdef.ArgInt("stride", 2))
+	param("XavierFill", "fc3_w", 500, 800)
+	param("ConstantFill", "fc3_b", 500)
+	net.Op("FC", names("pool2", "fc3_w", "fc3_b"), names("fc3"), order)
+	net.Op("Relu", names("fc3"), names("fc3"), order)
+	param("XavierFill", "pred_w", 10, 500)
+	param("ConstantFill", "pred_b", 10)
+	net.Op("FC", names("fc3", "pred_w", "pred_b"), names("pred"), order)
+	net.Op("SoftmaxWithLoss", names("pred", "label"), names("softmax", "loss"), order)
+	net.Op("Accuracy", names("softmax", "label"), names("accuracy"), order)
+	return net, init
+}
+
+// TestLeNetGolden compares the brew-built LeNet with the hand-written one:
+// operators, blob names, parameter shapes, initializers, arguments and
+// external inputs, everything but the nets' names.
+func TestLeNetGolden(t *testing.T) {
+	m := lenet(t, 800)
+	net, init := lenetByHand(t)
+	ignoreName := protocmp.IgnoreFields(&netdef.NetDef{}, "name")
+	if diff := cmp.Diff(net.Proto(), m.Net.Proto(), protocmp.Transform(), ignoreName); diff != "" {
+		t.Errorf("net (-hand-written +brew):\n%s", diff)
+	}
+	if diff := cmp.Diff(init.Proto(), m.InitNet.Proto(), protocmp.Transform(), ignoreName); diff != "" {
+		t.Errorf("init net (-hand-written +brew):\n%s", diff)
+	}
+	wantParams := names("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc3_w", "fc3_b", "pred_w", "pred_b")
+	if got := m.ParamsIn(""); !slices.Equal(got, wantParams) {
+		t.Errorf("params = %v, want %v", got, wantParams)
+	}
+	if got := m.Weights(); !slices.Equal(got, names("conv1_w", "conv2_w", "fc3_w", "pred_w")) {
+		t.Errorf("weights = %v", got)
+	}
+
+	// The model runs: a batch of two images gives a [2 10] softmax.
+	ws := workspace.New(t.TempDir())
+	btFeed(t, ws, "data", btRand(rand.New(rand.NewPCG(7, 8)), 0, 2, 1, 28, 28))
+	btFeed(t, ws, "label", blob.MustFromSlice([]int32{3, 7}, 2))
+	btNoErr(t, ws.RunNetOnce(m.InitNet))
+	btNoErr(t, ws.RunNetOnce(m.Net))
+	if got := btShape(btFetch(t, ws, "softmax")); !slices.Equal(got, []int{2, 10}) {
+		t.Errorf("softmax shape = %v, want [2 10]", got)
+	}
+}
+
+// TestLeNetDimMismatch builds LeNet with the wrong input size for fc3
+// (700 instead of 50·4·4 = 800). The workspace infers no shapes when it
+// creates a net, so CreateNet succeeds; the first run fails, and the error
+// names the net, the operator (index and type) and both shapes.
+func TestLeNetDimMismatch(t *testing.T) {
+	m := lenet(t, 700)
+	ws := workspace.New(t.TempDir())
+	btFeed(t, ws, "data", btFilled(0.5, 2, 1, 28, 28))
+	btFeed(t, ws, "label", blob.MustFromSlice([]int32{3, 7}, 2))
+	btNoErr(t, ws.RunNetOnce(m.InitNet))
+	btNoErr(t, ws.CreateNet(m.Net, false))
+	err := ws.RunNet(m.Net.Name(), 1)
+	if err == nil {
+		t.Fatal("RunNet succeeded with fc3 of 700 inputs after a 800-value pool2")
+	}
+	for _, want := range []string{m.Net.Name(), "operator 4 FC", "[2 50 4 4]", "[500 700]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
