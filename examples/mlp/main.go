@@ -1,10 +1,10 @@
-// Command mlp trains a two-layer perceptron on the 8×8 handwritten digits
-// data set (1,797 images, 10 classes) the way a Caffe2 user writes it by
-// hand: it feeds blobs, builds an init net and a training NetDef, adds the
-// backward pass with AddGradientOperators, updates parameters with
-// LearningRate + MomentumSGDUpdate, and fetches the loss as it goes down.
+// Command mlp trains a two-layer perceptron on a tabular data set, the 8×8
+// handwritten digits (1,797 rows of 64 features, 10 classes; the Otto-style
+// workload of Caffe's MLP tutorial): brew helpers build the model,
+// BuildSGD adds momentum SGD with a step learning rate, and brew.Train runs
+// the epochs with shuffling and validation on held-out rows.
 //
-//	go run ./examples/mlp -iters 600
+//	go run ./examples/mlp -epochs 20
 package main
 
 import (
@@ -21,8 +21,8 @@ import (
 	"strconv"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -32,168 +32,143 @@ var digitsCSV []byte
 const (
 	features = 64
 	classes  = 10
+	// nTrain rows (after a fixed shuffle) train; the rest validate.
+	nTrain = 1500
 )
 
 func main() {
-	iters := flag.Int("iters", 600, "training iterations")
+	epochs := flag.Int("epochs", 20, "passes over the 1,500 training rows")
 	batch := flag.Int("batch", 64, "batch size")
 	hidden := flag.Int("hidden", 64, "hidden units")
-	lr := flag.Float64("lr", 0.1, "base learning rate")
+	lr := flag.Float64("lr", 0.1, "base learning rate (halved every 200 steps)")
 	flag.Parse()
-	if _, err := run(os.Stdout, *iters, *batch, *hidden, float32(*lr)); err != nil {
+	if _, err := run(os.Stdout, *epochs, *batch, *hidden, float32(*lr)); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // result is what a training run measured.
 type result struct {
-	firstLoss, lastLoss float32
-	testAccuracy        float32
+	firstLoss, lastLoss float64
+	testAccuracy        float64
 }
 
-// run trains in the current workspace, printing progress to out.
-func run(out io.Writer, iters, batch, hidden int, baseLR float32) (res result, err error) {
-	x, y, err := loadDigits()
+// run trains in a fresh workspace, printing progress to out.
+func run(out io.Writer, epochs, batch, hidden int, baseLR float32) (res result, err error) {
+	train, test, err := loadDigits()
 	if err != nil {
 		return res, err
 	}
-	// A fixed shuffle, then 1,500 images to train on and the rest to test.
-	r := rand.New(rand.NewPCG(7, 11))
-	perm := r.Perm(len(y))
-	const nTrain = 1500
+	ws := workspace.New("")
+	defer ws.Close()
 
-	if err := workspace.RunNetOnce(initNet(hidden)); err != nil {
+	model := brew.NewModel("mlp_train")
+	if _, err := addMLP(model, hidden); err != nil {
 		return res, err
 	}
-	// The data blobs must exist before the training net is created.
-	if err := feedBatch(x, y, perm[:batch]); err != nil {
+	if _, err := model.AddGradientOperators("loss"); err != nil {
 		return res, err
 	}
-	train, err := trainNet(baseLR)
+	if _, err := brew.BuildSGD(model, brew.SGDOptions{
+		BaseLR: baseLR, Momentum: 0.9, Policy: "step",
+		LRArgs: []*netdef.Argument{netdef.ArgInt("stepsize", 200), netdef.ArgFloat("gamma", 0.5)},
+	}); err != nil {
+		return res, err
+	}
+	// The test model shares the trained parameters.
+	testModel, err := brew.NewModelWith("mlp_test", brew.ModelOptions{ParamModel: model, NoInitParams: true})
 	if err != nil {
 		return res, err
 	}
-	if err := workspace.CreateNet(train, false); err != nil {
+	if _, err := addMLP(testModel, hidden); err != nil {
 		return res, err
 	}
-	for it := 1; it <= iters; it++ {
-		start := (it * batch) % (nTrain - batch)
-		if err := feedBatch(x, y, perm[start:start+batch]); err != nil {
+	for i, op := range model.InitNet.Proto().GetOp() {
+		if op.GetType() == "XavierFill" {
+			seed := uint32(i + 1)
+			op.DeviceOption = &netdef.DeviceOption{RandomSeed: &seed}
+		}
+	}
+	if err := ws.RunNetOnce(model.InitNet); err != nil {
+		return res, err
+	}
+	for name, t := range train {
+		if err := ws.FeedBlob(name, t); err != nil {
 			return res, err
 		}
-		if err := workspace.RunNet(train.Name(), 1); err != nil {
+	}
+	for _, n := range []*netdef.Net{model.Net, testModel.Net} {
+		if err := ws.CreateNet(n, false); err != nil {
 			return res, err
 		}
-		if it == 1 || it%100 == 0 || it == iters {
-			loss, err := workspace.FetchBlob("loss")
-			if err != nil {
-				return res, err
-			}
-			acc, err := workspace.FetchBlob("accuracy")
-			if err != nil {
-				return res, err
-			}
-			res.lastLoss = blob.Data[float32](loss)[0]
-			if it == 1 {
-				res.firstLoss = res.lastLoss
-			}
-			fmt.Fprintf(out, "iter %4d  loss %.4f  batch accuracy %.3f\n", it, res.lastLoss, blob.Data[float32](acc)[0])
-		}
 	}
-
-	// Evaluate on the held-out images with a forward-only net that shares
-	// the trained parameters.
-	if err := feedBatch(x, y, perm[nTrain:]); err != nil {
-		return res, err
-	}
-	test := netdef.NewNet("mlp_test")
-	logits(test)
-	test.Op("Softmax", []string{"fc2"}, []string{"softmax"})
-	test.Op("Accuracy", []string{"softmax", "label"}, []string{"test_accuracy"})
-	if err := workspace.RunNetOnce(test); err != nil {
-		return res, err
-	}
-	acc, err := workspace.FetchBlob("test_accuracy")
+	h, err := brew.Train(train, test, brew.TrainOptions{
+		Workspace: ws, TrainNet: model.Net.Name(), TestNet: testModel.Net.Name(),
+		Accuracy: "accuracy", BatchSize: batch, Epochs: epochs, Seed: 7,
+	})
 	if err != nil {
 		return res, err
 	}
-	res.testAccuracy = blob.Data[float32](acc)[0]
-	fmt.Fprintf(out, "test accuracy on %d held-out images: %.3f\n", len(y)-nTrain, res.testAccuracy)
+	for _, v := range h.Validation {
+		fmt.Fprintf(out, "epoch %5.1f  iteration %4d  validation loss %.4f  accuracy %.3f\n", v.Epoch, v.Iteration, v.Loss, v.Accuracy)
+	}
+	res.firstLoss = h.Train[0].Loss
+	last := h.Validation[len(h.Validation)-1]
+	res.lastLoss, res.testAccuracy = last.Loss, last.Accuracy
+	fmt.Fprintf(out, "test accuracy on %d held-out rows: %.3f\n", test["label"].Dim(0), res.testAccuracy)
 	return res, nil
 }
 
-// initNet creates the parameters (Xavier weights, zero biases), their
-// momentum buffers and the iteration counter.
-func initNet(hidden int) *netdef.Net {
-	n := netdef.NewNet("mlp_init")
-	shapes := map[string][]int64{
-		"fc1_w": {int64(hidden), features}, "fc1_b": {int64(hidden)},
-		"fc2_w": {classes, int64(hidden)}, "fc2_b": {classes},
+// addMLP adds FC → Relu → FC → SoftmaxWithLoss and Accuracy from "data"
+// and "label" to m, and returns the loss blob.
+func addMLP(m *brew.Model, hidden int) (string, error) {
+	if err := m.AddExternalInputs("data", "label"); err != nil {
+		return "", err
 	}
-	for _, p := range params {
-		fill := "ConstantFill"
-		if p[len(p)-1] == 'w' {
-			fill = "XavierFill"
-		}
-		op := n.Op(fill, nil, []string{p}, netdef.ArgInts("shape", shapes[p]...))
-		op.DeviceOption = &netdef.DeviceOption{RandomSeed: ptr(uint32(len(p)))}
-		n.Op("ConstantFill", []string{p}, []string{p + "_momentum"}, netdef.ArgFloat("value", 0))
-	}
-	n.Op("ConstantFill", nil, []string{"iter"}, netdef.ArgInts("shape", 1), netdef.ArgInt("dtype", int64(netdef.TensorProto_INT64)), netdef.ArgInt("value", 0))
-	return n
-}
-
-var params = []string{"fc1_w", "fc1_b", "fc2_w", "fc2_b"}
-
-// logits adds FC → Relu → FC from "data" to the class scores "fc2".
-func logits(n *netdef.Net) {
-	n.Op("FC", []string{"data", "fc1_w", "fc1_b"}, []string{"fc1"})
-	n.Op("Relu", []string{"fc1"}, []string{"fc1"})
-	n.Op("FC", []string{"fc1", "fc2_w", "fc2_b"}, []string{"fc2"})
-}
-
-// trainNet is the forward pass, the loss, the backward pass and the update.
-func trainNet(baseLR float32) (*netdef.Net, error) {
-	n := netdef.NewNet("mlp_train")
-	logits(n)
-	n.Op("SoftmaxWithLoss", []string{"fc2", "label"}, []string{"softmax", "loss"})
-	n.Op("Accuracy", []string{"softmax", "label"}, []string{"accuracy"})
-	grads, err := operators.AddGradientOperators(n.Proto(), []string{"loss"}, nil)
+	fc1, err := brew.FC(m, "data", "fc1", features, hidden)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	n.Op("Iter", []string{"iter"}, []string{"iter"})
-	// MomentumSGDUpdate subtracts the scaled gradient, so the learning rate
-	// is positive (Caffe2 builds a negative one only for WeightedSum
-	// updates); it halves every 200 iterations.
-	n.Op("LearningRate", []string{"iter"}, []string{"lr"},
-		netdef.ArgFloat("base_lr", baseLR), netdef.ArgString("policy", "step"),
-		netdef.ArgInt("stepsize", 200), netdef.ArgFloat("gamma", 0.5))
-	for _, p := range params {
-		g := grads[p].Dense
-		n.Op("MomentumSGDUpdate", []string{g, p + "_momentum", "lr", p}, []string{g, p + "_momentum", p},
-			netdef.ArgFloat("momentum", 0.9))
+	if _, err := brew.Relu(m, fc1, fc1); err != nil {
+		return "", err
 	}
-	return n, nil
+	fc2, err := brew.FC(m, fc1, "fc2", hidden, classes)
+	if err != nil {
+		return "", err
+	}
+	softmax, loss, err := brew.SoftmaxWithLoss(m, fc2, "label", "softmax", "loss")
+	if err != nil {
+		return "", err
+	}
+	if _, err := brew.Accuracy(m, softmax, "label", "accuracy"); err != nil {
+		return "", err
+	}
+	return loss, nil
 }
 
-// feedBatch feeds the rows idx of x and y as "data" and "label".
-func feedBatch(x [][]float32, y []int32, idx []int) error {
-	data := make([]float32, 0, len(idx)*features)
-	labels := make([]int32, 0, len(idx))
-	for _, i := range idx {
-		data = append(data, x[i]...)
-		labels = append(labels, y[i])
+// loadDigits parses the embedded CSV (64 pixel values in 0..16, then the
+// class; pixels scaled to [0, 1]), shuffles the rows with a fixed seed and
+// splits them into nTrain training rows and the held-out rest.
+func loadDigits() (train, test brew.Dataset, err error) {
+	x, y, err := parseDigits()
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := workspace.FeedBlob("data", blob.MustFromSlice(data, len(idx), features)); err != nil {
-		return err
+	perm := rand.New(rand.NewPCG(7, 11)).Perm(len(y))
+	split := func(rows []int) brew.Dataset {
+		data := make([]float32, 0, len(rows)*features)
+		labels := make([]int32, 0, len(rows))
+		for _, i := range rows {
+			data = append(data, x[i]...)
+			labels = append(labels, y[i])
+		}
+		return brew.Dataset{"data": blob.MustFromSlice(data, len(rows), features), "label": blob.MustFromSlice(labels)}
 	}
-	return workspace.FeedBlob("label", blob.MustFromSlice(labels))
+	return split(perm[:nTrain]), split(perm[nTrain:]), nil
 }
 
-// loadDigits parses the embedded CSV: 64 pixel values in 0..16, then the
-// class. Pixels are scaled to [0, 1].
-func loadDigits() ([][]float32, []int32, error) {
+// parseDigits parses the embedded CSV into rows of features and classes.
+func parseDigits() ([][]float32, []int32, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(digitsCSV))
 	if err != nil {
 		return nil, nil, err
@@ -225,5 +200,3 @@ func loadDigits() ([][]float32, []int32, error) {
 	}
 	return x, y, nil
 }
-
-func ptr[T any](v T) *T { return &v }
