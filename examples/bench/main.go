@@ -251,8 +251,13 @@ func (m *model) fc(in, name string, din, dout int) string {
 func (m *model) conv(in, name string, cin, cout, k, pad int) string {
 	w := m.param(name+"_w", 1/float64(cin*k*k), cout, cin, k, k)
 	b := m.param(name+"_b", 0, cout)
-	m.net.Op("Conv", []string{in, w, b}, []string{name},
-		netdef.ArgInt("kernel", int64(k)), netdef.ArgInt("pad", int64(pad)), netdef.ArgString("order", "NCHW"))
+	args := []*netdef.Argument{netdef.ArgInt("kernel", int64(k)), netdef.ArgInt("pad", int64(pad)), netdef.ArgString("order", "NCHW")}
+	if in == "data" {
+		// The input needs no gradient, and PyTorch computes none for it
+		// (its requires_grad is false).
+		args = append(args, netdef.ArgInt("no_gradient_to_input", 1))
+	}
+	m.net.Op("Conv", []string{in, w, b}, []string{name}, args...)
 	return name
 }
 

@@ -212,7 +212,7 @@ func data[T blob.Element](t *blob.Tensor) []T {
 func runConv[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, img, w, b, side []T) {
 	l := &o.l
 	parts := workers(n, l.colLen+l.sideLen)
-	s.prepare(l, parts, 0)
+	s.prepare(l, parts, 0, 0)
 	s.job = batchJob[T]{kind: kind, l: l, img: img, side: side, w: w, b: b, cols: s.cols}
 	parallel(&s.job, n, parts, &o.wg)
 	s.job = batchJob[T]{}
@@ -311,8 +311,16 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	l := &o.l
 	clear(dw)
 	parts := workers(n, l.colLen+l.sideLen)
-	s.prepare(l, parts, len(dw))
-	s.dw[0] = dw
+	// Worker 0 accumulates into dw itself unless accDW's layout is the
+	// transpose of dw's.
+	from := 1
+	if l.dwT {
+		from = 0
+	}
+	s.prepare(l, parts, from, len(dw))
+	if from == 1 {
+		s.dw[0] = dw
+	}
 	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, dw: s.dw}
 	if kind == convBackward {
 		s.job.img, s.job.side, s.job.dimg = x, dy, dx
@@ -320,8 +328,12 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 		s.job.img, s.job.side, s.job.dside = dy, x, dx
 	}
 	parallel(&s.job, n, parts, &o.wg)
-	s.sumPartials(parts, dw)
-	s.dw[0] = nil
+	if from == 1 {
+		s.sumPartials(1, parts, dw)
+		s.dw[0] = nil
+	} else {
+		s.addTransposed(l, parts, dw)
+	}
 	s.job = batchJob[T]{}
 	if db != nil {
 		if kind == convBackward {

@@ -33,3 +33,25 @@ func BenchmarkFill(b *testing.B) {
 		Fill(d, 1)
 	}
 }
+
+func TestAdd(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 7, 8, 9, 31, 32, 33, 100, 1025} {
+		dst, src := make([]float32, n+1), make([]float32, n+1)
+		dst64, src64 := make([]float64, n+1), make([]float64, n+1)
+		for i := range dst {
+			dst[i], src[i] = float32(i), float32(2*i+1)
+			dst64[i], src64[i] = float64(i), float64(2*i+1)
+		}
+		dst[n], dst64[n] = -1, -1 // past the slice that is added to
+		Add(dst[:n], src)
+		Add(dst64[:n], src64)
+		for i := range n {
+			if want := float32(3*i + 1); dst[i] != want || dst64[i] != float64(want) {
+				t.Fatalf("n=%d: dst[%d] = %v (float64 %v), want %v", n, i, dst[i], dst64[i], want)
+			}
+		}
+		if dst[n] != -1 || dst64[n] != -1 {
+			t.Fatalf("n=%d: the element after dst changed", n)
+		}
+	}
+}

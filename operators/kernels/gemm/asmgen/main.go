@@ -1,14 +1,17 @@
 // Command asmgen generates the AVX2+FMA micro-kernels of package gemm
-// (../kernel_amd64.s and its Go declarations ../kernel_amd64.go) with avo.
+// (../kernel_amd64.s and its Go declarations ../kernel_amd64.go) with avo,
+// and, given -pkg vec, the AVX element-wise kernels of package vec
+// (../../vec/add_amd64.s and add_amd64.go).
 //
 // It is a module of its own so that the main module never depends on avo.
-// Run it through go generate in package gemm:
+// Run it through go generate in package gemm and vec:
 //
-//	go generate ./operators/kernels/gemm/
+//	go generate ./operators/kernels/gemm/ ./operators/kernels/vec/
 package main
 
 import (
 	"fmt"
+	"os"
 
 	. "github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/gotypes"
@@ -54,6 +57,12 @@ var (
 
 func main() {
 	ConstraintExpr("amd64,!purego,!noasm")
+	if pkgArg() == "vec" {
+		add(f32)
+		add(f64)
+		Generate()
+		return
+	}
 	kernel(f32, false)
 	kernel(f32, true)
 	kernel(f64, false)
@@ -353,6 +362,79 @@ func transpose16S() {
 	ADDQ(U32(8*64), dst)
 	DECQ(k)
 	JNZ(LabelRef("loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// pkgArg returns the value of the -pkg flag, which avo's Generate parses
+// only after the functions are emitted.
+func pkgArg() string {
+	for i, a := range os.Args {
+		if (a == "-pkg" || a == "--pkg") && i+1 < len(os.Args) {
+			return os.Args[i+1]
+		}
+	}
+	return ""
+}
+
+// add emits add<S|D>: dst[i] += src[i] for i < len(dst), four YMM vectors a
+// step, then one, then scalars.
+func add(e elem) {
+	suffix := "S"
+	vadd, sadd, sload := VADDPS, VADDSS, VMOVSS
+	if e.size == 8 {
+		suffix = "D"
+		vadd, sadd, sload = VADDPD, VADDSD, VMOVSD
+	}
+	name := "add" + suffix
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst, src []%s)", e.name))
+	Pragma("noescape")
+	Doc(
+		fmt.Sprintf("%s sets dst[i] += src[i] for i < len(dst).", name),
+		"The caller checks that src is at least as long as dst.",
+	)
+	n := Load(Param("dst").Len(), reg.RCX)
+	dst := Load(Param("dst").Base(), reg.RDI)
+	src := Load(Param("src").Base(), reg.RSI)
+	y := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}
+	block := 4 * e.lanes
+	Label("block")
+	CMPQ(n, U8(block))
+	JL(LabelRef("vector"))
+	for i, r := range y {
+		e.load(Mem{Base: src, Disp: 32 * i}, r)
+	}
+	for i, r := range y {
+		vadd(Mem{Base: dst, Disp: 32 * i}, r, r)
+	}
+	for i, r := range y {
+		e.load(r, Mem{Base: dst, Disp: 32 * i})
+	}
+	ADDQ(U8(4*32), src)
+	ADDQ(U8(4*32), dst)
+	SUBQ(U8(block), n)
+	JMP(LabelRef("block"))
+	Label("vector")
+	CMPQ(n, U8(e.lanes))
+	JL(LabelRef("scalar"))
+	e.load(Mem{Base: src}, reg.Y0)
+	vadd(Mem{Base: dst}, reg.Y0, reg.Y0)
+	e.load(reg.Y0, Mem{Base: dst})
+	ADDQ(U8(32), src)
+	ADDQ(U8(32), dst)
+	SUBQ(U8(e.lanes), n)
+	JMP(LabelRef("vector"))
+	Label("scalar")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	sload(Mem{Base: src}, reg.X0)
+	sadd(Mem{Base: dst}, reg.X0, reg.X0)
+	sload(reg.X0, Mem{Base: dst})
+	ADDQ(U8(e.size), src)
+	ADDQ(U8(e.size), dst)
+	DECQ(n)
+	JMP(LabelRef("scalar"))
+	Label("done")
 	VZEROUPPER()
 	RET()
 }

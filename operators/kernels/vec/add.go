@@ -1,0 +1,36 @@
+package vec
+
+//go:generate go run -C ../gemm/asmgen . -out ../../vec/add_amd64.s -stubs ../../vec/add_amd64.go -pkg vec
+
+// Add sets dst[i] += src[i] for every i < len(dst); src must be at least as
+// long as dst.
+func Add[T float32 | float64](dst, src []T) {
+	src = src[:len(dst)]
+	if hasAVX {
+		switch d := any(dst).(type) {
+		case []float32:
+			addS(d, any(src).([]float32))
+			return
+		case []float64:
+			addD(d, any(src).([]float64))
+			return
+		}
+	}
+	addGo(dst, src)
+}
+
+// addGo is Add in plain Go, four elements a step.
+func addGo[T float32 | float64](dst, src []T) {
+	src = src[:len(dst)]
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		d, s := (*[4]T)(dst[i:]), (*[4]T)(src[i:])
+		d[0] += s[0]
+		d[1] += s[1]
+		d[2] += s[2]
+		d[3] += s[3]
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += src[i]
+	}
+}
