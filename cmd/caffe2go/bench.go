@@ -1,0 +1,285 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/workspace"
+)
+
+// inputFlags collects repeated -input name=d0,d1,... flags.
+type inputFlags map[string][]int
+
+func (f inputFlags) String() string {
+	var parts []string
+	for name, dims := range f {
+		parts = append(parts, fmt.Sprintf("%s=%v", name, dims))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+func (f inputFlags) Set(s string) error {
+	name, shape, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=d0,d1,..., got %q", s)
+	}
+	var dims []int
+	for _, d := range strings.Split(shape, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(d))
+		if err != nil || n < 0 {
+			return fmt.Errorf("bad dimension %q in %q", d, s)
+		}
+		dims = append(dims, n)
+	}
+	f[name] = dims
+	return nil
+}
+
+// inputSpec is the type and shape of an external input to fill.
+type inputSpec struct {
+	dtype blob.DataType
+	dims  []int
+}
+
+// readValueInfo reads a Caffe2 model-zoo value_info.json: a map from input
+// name to [TensorProto data type, shape].
+func readValueInfo(path string) (map[string]inputSpec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string][]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	out := map[string]inputSpec{}
+	for name, v := range raw {
+		if len(v) != 2 {
+			return nil, fmt.Errorf("%s: %q: want [data_type, shape]", path, name)
+		}
+		var dt int32
+		var dims []int
+		if err := json.Unmarshal(v[0], &dt); err != nil {
+			return nil, fmt.Errorf("%s: %q: data type: %v", path, name, err)
+		}
+		if err := json.Unmarshal(v[1], &dims); err != nil {
+			return nil, fmt.Errorf("%s: %q: shape: %v", path, name, err)
+		}
+		if !blob.DataType(dt).Valid() || blob.DataType(dt) == blob.String {
+			return nil, fmt.Errorf("%s: %q: unsupported data type %d", path, name, dt)
+		}
+		out[name] = inputSpec{dtype: blob.DataType(dt), dims: dims}
+	}
+	return out, nil
+}
+
+// randomTensor returns a tensor of the spec's type and shape: uniform
+// floats in [0, 1), or integers in [0, 10).
+func randomTensor(spec inputSpec, rng *rand.Rand) (*blob.Tensor, error) {
+	t, err := blob.New(spec.dtype, spec.dims...)
+	if err != nil {
+		return nil, err
+	}
+	switch d := t.Raw().(type) {
+	case []float32:
+		for i := range d {
+			d[i] = rng.Float32()
+		}
+	case []float64:
+		for i := range d {
+			d[i] = rng.Float64()
+		}
+	case []blob.Half:
+		for i := range d {
+			d[i] = blob.HalfFromFloat32(rng.Float32())
+		}
+	case []int32:
+		for i := range d {
+			d[i] = rng.Int32N(10)
+		}
+	case []int64:
+		for i := range d {
+			d[i] = rng.Int64N(10)
+		}
+	case []uint8:
+		for i := range d {
+			d[i] = uint8(rng.IntN(10))
+		}
+	case []bool:
+		for i := range d {
+			d[i] = rng.IntN(2) == 1
+		}
+	default:
+		return nil, fmt.Errorf("cannot fill a %s input", spec.dtype)
+	}
+	return t, nil
+}
+
+func cmdBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	initPath := fs.String("init", "", "init net run once before (default: init_net.pb beside the net, if there is one)")
+	valueInfo := fs.String("value-info", "", "value_info.json giving input types and shapes (default: the one beside the net, if any)")
+	warmup := fs.Int("warmup", 2, "untimed runs before timing")
+	runs := fs.Int("runs", 10, "timed runs")
+	seed := fs.Uint64("seed", 1, "seed of the random input data")
+	inputs := inputFlags{}
+	fs.Var(inputs, "input", "`name=d0,d1,...`: fill the external input name with random float32 data of that shape (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: caffe2go bench [flags] predict_net.pb\n\n"+
+			"Runs the init net, fills the net's remaining external inputs with random data\n"+
+			"(shapes from -input or value_info.json), then times the whole net and each operator.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageError("bench: " + err.Error())
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageError("bench: want one net file")
+	}
+	if *runs < 1 || *warmup < 0 {
+		return usageError("bench: -runs must be at least 1 and -warmup at least 0")
+	}
+	netPath := fs.Arg(0)
+	def, err := netdef.ReadNetDef(netPath)
+	if err != nil {
+		return err
+	}
+	if def.GetName() == "" {
+		def.Name = proto.String(strings.TrimSuffix(filepath.Base(netPath), filepath.Ext(netPath)))
+	}
+	dir := filepath.Dir(netPath)
+	specs := map[string]inputSpec{}
+	viPath := *valueInfo
+	if viPath == "" {
+		if _, err := os.Stat(filepath.Join(dir, "value_info.json")); err == nil {
+			viPath = filepath.Join(dir, "value_info.json")
+		}
+	}
+	if viPath != "" {
+		if specs, err = readValueInfo(viPath); err != nil {
+			return err
+		}
+	}
+	for name, dims := range inputs {
+		specs[name] = inputSpec{dtype: blob.Float32, dims: dims}
+	}
+
+	ws := workspace.New(dir)
+	defer ws.Close()
+	init := *initPath
+	if init == "" {
+		if p := filepath.Join(dir, "init_net.pb"); p != netPath {
+			if _, err := os.Stat(p); err == nil {
+				init = p
+			}
+		}
+	}
+	if init != "" {
+		initDef, err := netdef.ReadNetDef(init)
+		if err != nil {
+			return err
+		}
+		if err := ws.RunNetOnce(initDef); err != nil {
+			return fmt.Errorf("init net %s: %w", init, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(*seed, 0))
+	var missing []string
+	for _, in := range def.GetExternalInput() {
+		spec, ok := specs[in]
+		if !ok {
+			if !ws.HasBlob(in) {
+				missing = append(missing, in)
+			}
+			continue
+		}
+		t, err := randomTensor(spec, rng)
+		if err != nil {
+			return fmt.Errorf("input %q: %w", in, err)
+		}
+		if err := ws.FeedBlob(in, t); err != nil {
+			return err
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("no data for the external inputs %s: give their shapes with -input name=d0,d1,... or value_info.json, or their values with an init net (-init)", strings.Join(missing, ", "))
+	}
+	if err := ws.CreateNet(def, true); err != nil {
+		return err
+	}
+	times, err := ws.BenchmarkNet(def.GetName(), *warmup, *runs, true)
+	if err != nil {
+		return err
+	}
+	writeBenchTable(stdout, def, *warmup, *runs, times)
+	return nil
+}
+
+// writeBenchTable prints the whole-net time, then each operator's time and
+// share of the operators' total, then the totals per operator type.
+func writeBenchTable(w io.Writer, def *netdef.NetDef, warmup, runs int, times []float64) {
+	ops := def.GetOp()
+	fmt.Fprintf(w, "net %s: %d operators, %d timed runs after %d warm-up runs\n", def.GetName(), len(ops), runs, warmup)
+	fmt.Fprintf(w, "whole net: %.4f ms/run\n\n", times[0])
+	perOp := times[1:]
+	total := 0.0
+	for _, t := range perOp {
+		total += t
+	}
+	share := func(t float64) float64 {
+		if total == 0 {
+			return 0
+		}
+		return 100 * t / total
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "   #\ttype\toutput\t   ms/run\t    %")
+	byType := map[string]float64{}
+	counts := map[string]int{}
+	for i, op := range ops {
+		if i >= len(perOp) {
+			break
+		}
+		out := ""
+		if len(op.GetOutput()) > 0 {
+			out = op.GetOutput()[0]
+		}
+		fmt.Fprintf(tw, "%4d\t%s\t%s\t%9.4f\t%5.1f\n", i, op.GetType(), out, perOp[i], share(perOp[i]))
+		byType[op.GetType()] += perOp[i]
+		counts[op.GetType()]++
+	}
+	tw.Flush()
+	types := make([]string, 0, len(byType))
+	for t := range byType {
+		types = append(types, t)
+	}
+	sort.Slice(types, func(a, b int) bool {
+		if byType[types[a]] != byType[types[b]] {
+			return byType[types[a]] > byType[types[b]]
+		}
+		return types[a] < types[b]
+	})
+	fmt.Fprintln(w, "\nper operator type:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "type\tcount\t   ms/run\t    %")
+	for _, t := range types {
+		fmt.Fprintf(tw, "%s\t%5d\t%9.4f\t%5.1f\n", t, counts[t], byType[t], share(byType[t]))
+	}
+	tw.Flush()
+}

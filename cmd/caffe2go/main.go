@@ -1,0 +1,115 @@
+// Command caffe2go runs caffe2go scripts, opens a REPL, inspects, draws and
+// benchmarks nets.
+//
+// Usage:
+//
+//	caffe2go run script.star [args...]   run a script (sys.argv = [script, args...])
+//	caffe2go repl                        interactive session (line editing, history, help(x))
+//	caffe2go net show net.pb             print a NetDef in the protobuf text format
+//	caffe2go net draw [-format dot|svg] [-o out] net.pb
+//	                                     draw a NetDef as a Graphviz DOT graph or an SVG picture
+//	caffe2go bench [flags] net.pb        time a net and each of its operators
+//	caffe2go version                     print the version
+//
+// Scripts are Starlark with Caffe2's Python modules (workspace, core, np,
+// model_helper, brew, optimizer, utils, caffe2_pb2); see package script. Nets are read in the binary
+// format, or in the text format when the file name ends in .pbtxt or
+// .prototxt.
+//
+// Install with go install github.com/caffe2go/caffe2go/cmd/caffe2go@latest.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+)
+
+const usage = `caffe2go: Caffe2's workspace runtime in Go.
+
+Usage:
+  caffe2go run script.star [args...]   run a script (sys.argv = [script, args...])
+  caffe2go repl [-history file]        interactive session with line editing and history
+  caffe2go net show net.pb             print a NetDef in the protobuf text format
+  caffe2go net draw [-format dot|svg] [-o out] net.pb
+                                       draw a NetDef (DOT for Graphviz, or a laid-out SVG)
+  caffe2go bench [flags] net.pb        benchmark a net and each of its operators
+  caffe2go version                     print the version
+
+Run "caffe2go <command> -h" for a command's flags.
+`
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// realMain runs the command line args and returns the exit status: 0 for
+// success, 1 for a failure, 2 for a usage error.
+func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(args[1:], stdout, stderr)
+	case "repl":
+		err = cmdREPL(args[1:], stdin, stdout, stderr)
+	case "net":
+		err = cmdNet(args[1:], stdout, stderr)
+	case "bench":
+		err = cmdBench(args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "caffe2go: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch e := err.(type) {
+	case nil:
+		return 0
+	case usageError:
+		fmt.Fprintf(stderr, "caffe2go %s\n", e)
+		return 2
+	case reportedError:
+		return 1
+	}
+	fmt.Fprintf(stderr, "caffe2go %s: %v\n", args[0], err)
+	return 1
+}
+
+// usageError is a command-line mistake; its text is printed with the
+// command's usage.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// reportedError is a failure whose description was already printed (such
+// as a script's traceback).
+type reportedError struct{}
+
+func (reportedError) Error() string { return "failed" }
+
+// versionString describes the build: the module version ("(devel)" when
+// built inside its own tree), the Go version and the Starlark version.
+func versionString() string {
+	version, starlarkVersion := "(devel)", "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if info.Main.Version != "" {
+			version = info.Main.Version
+		}
+		for _, dep := range info.Deps {
+			if dep.Path == "go.starlark.net" {
+				starlarkVersion = dep.Version
+			}
+		}
+	}
+	return fmt.Sprintf("caffe2go %s (%s %s/%s, go.starlark.net %s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, starlarkVersion)
+}

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script"
+	"github.com/caffe2go/caffe2go/workspace"
+)
+
+// runMain runs the command in-process and returns its status and output.
+func runMain(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := realMain(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// isolate runs the test in a temporary directory with a fresh default
+// workspace rooted there.
+func isolate(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.SwitchWorkspace(workspace.DefaultName, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.ResetWorkspace(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = workspace.ResetWorkspace(wd)
+		_ = os.Chdir(wd)
+	})
+	return dir
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestUsageAndVersion(t *testing.T) {
+	if code, _, errOut := runMain(t, ""); code != 2 || !strings.Contains(errOut, "caffe2go run script.star") {
+		t.Errorf("no args: code %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runMain(t, "", "frobnicate"); code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: code %d, stderr %q", code, errOut)
+	}
+	if code, out, _ := runMain(t, "", "help"); code != 0 || !strings.Contains(out, "caffe2go bench") {
+		t.Errorf("help: code %d, out %q", code, out)
+	}
+	code, out, _ := runMain(t, "", "version")
+	if code != 0 || !strings.HasPrefix(out, "caffe2go ") || !strings.Contains(out, "go.starlark.net") {
+		t.Errorf("version: code %d, out %q", code, out)
+	}
+}
+
+func TestRun(t *testing.T) {
+	dir := isolate(t)
+	ok := writeFile(t, filepath.Join(dir, "ok.star"), `
+print(sys.argv)
+net = core.Net("double")
+net.Add(["x", "x"], "y")
+workspace.FeedBlob("x", np.array([1.5, -2.0], dtype = np.float32))
+workspace.RunNetOnce(net)
+print(workspace.FetchBlob("y"))
+`)
+	code, out, errOut := runMain(t, "", "run", ok, "a", "b")
+	if code != 0 {
+		t.Fatalf("code %d, stderr %s", code, errOut)
+	}
+	want := "[\"" + ok + "\", \"a\", \"b\"]\n[ 3. -4.]\n"
+	if out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+
+	bad := writeFile(t, filepath.Join(dir, "bad.star"), "x = 1\nworkspace.FetchBlob(\"nope\")\n")
+	code, _, errOut = runMain(t, "", "run", bad)
+	if code != 1 || !strings.Contains(errOut, "bad.star:2:20") || !strings.Contains(errOut, `can't find blob: "nope"`) {
+		t.Errorf("failing script: code %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runMain(t, "", "run"); code != 2 || !strings.Contains(errOut, "no script given") {
+		t.Errorf("no script: code %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runMain(t, "", "run", filepath.Join(dir, "missing.star")); code != 1 || !strings.Contains(errOut, "missing.star") {
+		t.Errorf("missing script: code %d, stderr %q", code, errOut)
+	}
+}
+
+// TestREPLSession drives the REPL through its standard input the way a
+// person types: it defines a net over several lines, runs it, fetches a
+// blob, makes a typo, reads the error and goes on in the same session.
+func TestREPLSession(t *testing.T) {
+	isolate(t)
+	session := strings.Join([]string{
+		`net = core.Net("session")`,
+		`def build(n):`,
+		`    n.Relu("x", "y")`,
+		`    return n.Proto().op[-1].type`,
+		``,
+		`build(net)`,
+		`workspace.FeedBlob("x", np.array([[-1.0, 2.0]], dtype = np.float32))`,
+		`workspace.RunNetOnce(net)`,
+		`workspace.FetchBlob("y")`,
+		`net.Rleu("x", "z")`,
+		`workspace.FetchBlob("z")`,
+		`(1 +`,
+		` 2)`,
+		`_ * 10`,
+		`help(workspace.FetchBlob)`,
+		`x = (`,
+	}, "\n") + "\n"
+	code, out, errOut := runMain(t, session, "repl", "-history", "")
+	if code != 0 {
+		t.Fatalf("code %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{
+		"caffe2go (devel)",
+		`"Relu"`,
+		"True",
+		"array([[0., 2.]], dtype=float32)",
+		"3\n",
+		"30\n",
+		"workspace.FetchBlob(name)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{
+		"<stdin>:1:4: in <expr>",
+		"Method Rleu is not a registered operator. Did you mean: [Relu",
+		`can't find blob: "z"`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code, _, _ := runMain(t, "", "repl", "extra"); code != 2 {
+		t.Errorf("repl with arguments: code %d", code)
+	}
+}
+
+func TestCompleter(t *testing.T) {
+	in := script.New(script.Options{Stdout: io.Discard})
+	if err := in.Exec("c.star", "my_net = core.Net(\"c\")\n"); err != nil {
+		t.Fatal(err)
+	}
+	c := completer{in}
+	cases := []struct {
+		line string
+		want string
+	}{
+		{"workspace.FetchB", "lob,lobs"},
+		{"x = np.random.ra", "nd,ndint,ndn"},
+		{"my_n", "et"},
+		{"my_net.Pro", "to"},
+		{"nothing.at", ""},
+	}
+	for _, tc := range cases {
+		got, _ := c.Do([]rune(tc.line), len([]rune(tc.line)))
+		var parts []string
+		for _, g := range got {
+			parts = append(parts, string(g))
+		}
+		if strings.Join(parts, ",") != tc.want {
+			t.Errorf("complete %q = %v, want %s", tc.line, parts, tc.want)
+		}
+	}
+}
+
+// testNet returns a small MLP predict net (and its init net) for the net
+// and bench commands.
+func testNet() (predict, init *netdef.NetDef) {
+	p := netdef.NewNet("mlp")
+	p.Op("FC", []string{"data", "fc1_w", "fc1_b"}, []string{"fc1"})
+	p.Op("Relu", []string{"fc1"}, []string{"fc1"})
+	p.Op("FC", []string{"fc1", "fc2_w", "fc2_b"}, []string{"fc2"})
+	p.Op("Softmax", []string{"fc2"}, []string{"prob"}).Name = proto.String("softmax")
+	i := netdef.NewNet("mlp_init")
+	i.Op("XavierFill", nil, []string{"fc1_w"}, netdef.ArgInts("shape", 16, 8))
+	i.Op("ConstantFill", nil, []string{"fc1_b"}, netdef.ArgInts("shape", 16))
+	i.Op("XavierFill", nil, []string{"fc2_w"}, netdef.ArgInts("shape", 4, 16))
+	i.Op("ConstantFill", nil, []string{"fc2_b"}, netdef.ArgInts("shape", 4))
+	return p.Proto(), i.Proto()
+}
+
+func TestNetShowAndDraw(t *testing.T) {
+	dir := isolate(t)
+	def, _ := testNet()
+	bin := filepath.Join(dir, "mlp.pb")
+	text := filepath.Join(dir, "mlp.pbtxt")
+	for _, p := range []string{bin, text} {
+		if err := netdef.WriteNetDef(p, def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := netdef.MarshalText(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{bin, text} {
+		code, out, errOut := runMain(t, "", "net", "show", p)
+		if code != 0 || out != string(want) {
+			t.Errorf("net show %s: code %d, stderr %s, output\n%s", p, code, errOut, out)
+		}
+	}
+
+	code, out, _ := runMain(t, "", "net", "draw", bin)
+	if code != 0 || out != netdef.DOT(def) {
+		t.Errorf("net draw (dot): code %d, output\n%s", code, out)
+	}
+	svgPath := filepath.Join(dir, "mlp.svg")
+	if code, _, errOut := runMain(t, "", "net", "draw", "-o", svgPath, bin); code != 0 {
+		t.Fatalf("net draw -o svg: code %d, %s", code, errOut)
+	}
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, string(svg), 4, 9, "softmax", "fc1_w")
+	code, out, _ = runMain(t, "", "net", "draw", "-format", "svg", bin)
+	if code != 0 || out != string(svg) {
+		t.Errorf("net draw -format svg differs from -o mlp.svg (code %d)", code)
+	}
+
+	for _, args := range [][]string{
+		{"net"}, {"net", "list"}, {"net", "show"}, {"net", "draw"},
+		{"net", "draw", "-format", "png", bin}, {"net", "show", "-x", bin},
+	} {
+		if code, _, _ := runMain(t, "", args...); code != 2 {
+			t.Errorf("%v: code %d, want 2", args, code)
+		}
+	}
+	if code, _, errOut := runMain(t, "", "net", "show", filepath.Join(dir, "nope.pb")); code != 1 || !strings.Contains(errOut, "nope.pb") {
+		t.Errorf("missing file: code %d, %s", code, errOut)
+	}
+}
+
+// checkSVG parses an SVG, counts its operator boxes and blob ellipses and
+// looks for labels.
+func checkSVG(t *testing.T, svg string, ops, blobs int, labels ...string) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	rects, ellipses := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "rect":
+				for _, a := range se.Attr {
+					if a.Name.Local == "class" && a.Value == "op" {
+						rects++
+					}
+				}
+			case "ellipse":
+				ellipses++
+			}
+		}
+	}
+	if rects != ops || ellipses != blobs {
+		t.Errorf("SVG has %d op boxes and %d blob ellipses, want %d and %d", rects, ellipses, ops, blobs)
+	}
+	for _, l := range labels {
+		if !strings.Contains(svg, ">"+l+"<") {
+			t.Errorf("SVG lacks the label %q:\n%s", l, svg)
+		}
+	}
+}
+
+func TestSVGControlInputs(t *testing.T) {
+	n := netdef.NewNet("ctrl")
+	n.Op("ConstantFill", nil, []string{"a"})
+	op := n.Op("ConstantFill", nil, []string{"b"})
+	op.ControlInput = []string{"a", "never_written"}
+	svg := netSVG(n.Proto())
+	if strings.Count(svg, `class="edge ctrl"`) != 2 {
+		t.Errorf("want 2 dashed control edges:\n%s", svg)
+	}
+	checkSVG(t, svg, 2, 3, "a", "never_written")
+	checkSVG(t, netSVG(&netdef.NetDef{}), 0, 0)
+}
+
+func TestBench(t *testing.T) {
+	dir := isolate(t)
+	predict, init := testNet()
+	netPath := filepath.Join(dir, "predict_net.pb")
+	if err := netdef.WriteNetDef(netPath, predict); err != nil {
+		t.Fatal(err)
+	}
+	if err := netdef.WriteNetDef(filepath.Join(dir, "init_net.pb"), init); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMain(t, "", "bench", "-runs", "3", "-warmup", "1", "-input", "data=2,8", netPath)
+	if code != 0 {
+		t.Fatalf("bench: code %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{"4 operators, 3 timed runs after 1 warm-up runs", "whole net:", "ms/run", "Softmax", "prob", "per operator type:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "FC") != 3 {
+		t.Errorf("want two FC rows and one FC type total:\n%s", out)
+	}
+
+	// Without a shape for data it fails and says how to give one.
+	code, _, errOut = runMain(t, "", "bench", netPath)
+	if code != 1 || !strings.Contains(errOut, "no data for the external inputs data") {
+		t.Errorf("bench without shapes: code %d, stderr %s", code, errOut)
+	}
+	// value_info.json beside the net gives it.
+	writeFile(t, filepath.Join(dir, "value_info.json"), `{"data": [1, [3, 8]]}`)
+	if code, out, errOut := runMain(t, "", "bench", "-runs", "1", netPath); code != 0 || !strings.Contains(out, "whole net") {
+		t.Errorf("bench with value_info.json: code %d, stderr %s", code, errOut)
+	}
+	writeFile(t, filepath.Join(dir, "value_info.json"), `{"data": [4, [3, 8]]}`)
+	if code, _, errOut := runMain(t, "", "bench", netPath); code != 1 || !strings.Contains(errOut, "unsupported data type 4") {
+		t.Errorf("bench with a string input: code %d, stderr %s", code, errOut)
+	}
+	vi := writeFile(t, filepath.Join(dir, "vi.json"), `{"data": [10, [3, 8]]}`)
+	if code, _, errOut := runMain(t, "", "bench", "-value-info", vi, "-init", filepath.Join(dir, "init_net.pb"), netPath); code != 1 || !strings.Contains(errOut, "FC") {
+		t.Errorf("bench with int64 data into FC: code %d, stderr %s", code, errOut)
+	}
+	for _, args := range [][]string{{"bench"}, {"bench", "-runs", "0", netPath}, {"bench", "-input", "data", netPath}, {"bench", "-input", "data=a", netPath}} {
+		if code, _, _ := runMain(t, "", args...); code != 2 {
+			t.Errorf("%v: code %d, want 2", args, code)
+		}
+	}
+}

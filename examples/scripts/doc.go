@@ -1,0 +1,18 @@
+// Package scripts holds example caffe2go scripts, run with
+// "caffe2go run examples/scripts/<name>.star":
+//
+//   - seed.star: the seed workflow of Caffe2's tutorials: define a model
+//     (one replica per CPU device), initialize it, save the net, feed
+//     per-device batches, run, fetch, then load the saved net and the
+//     parameters in a fresh workspace and predict.
+//   - toy_regression.star: Caffe2's toy-regression tutorial, nearly line
+//     for line: hand-built nets, AddGradientOperators, a LearningRate
+//     schedule and WeightedSum updates.
+//   - train_mlp.star: training with model_helper, brew and
+//     optimizer.build_sgd as Caffe2's MNIST tutorial does, on a synthetic
+//     task so that it needs no data files, then a test model that shares
+//     the trained weights.
+//
+// Lines starting with "#=>" give what the print above them prints; the
+// package's test runs every script and checks it.
+package scripts

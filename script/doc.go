@@ -1,0 +1,42 @@
+// Package script is caffe2go's scripting front end: Starlark (a small,
+// deterministic dialect of Python, go.starlark.net) with Starlark modules
+// that mirror Caffe2's Python API, so that a Caffe2 REPL session or notebook
+// cell ports nearly line for line:
+//
+//	net = core.Net("my_net")
+//	net.FC(["data", "w", "b"], "fc")
+//	workspace.FeedBlob("data", np.random.rand(64, 16).astype(np.float32))
+//	workspace.RunNetOnce(net)
+//	print(workspace.FetchBlob("fc").shape)
+//
+// # Modules
+//
+//   - workspace: the package-level API of package workspace (FeedBlob,
+//     FetchBlob, CreateNet, RunNet, RunPlan, SaveNet, LoadNet, …) and the
+//     workspace.blobs view.
+//   - core: DeviceOption, the CPU and CUDA device types, name and device
+//     scopes, Net (a net builder whose attributes are the registered
+//     operator types), BlobReference, CreateOperator, ExecutionStep and Plan.
+//   - np: NumPy's names for making and inspecting arrays. Arrays (ndarray)
+//     are Starlark values wrapping *blob.Tensor, with shape, dtype, indexing,
+//     arithmetic and NumPy's printing.
+//   - utils: MakeArgument and tensor-proto conversions.
+//   - caffe2_pb2: constructors of caffe2.proto messages. Messages read and
+//     write their fields as attributes and print in the text format.
+//   - model_helper, brew, optimizer: package brew's models, helpers and
+//     optimizers with Caffe2's names and keywords:
+//     model_helper.ModelHelper(name = "m"), brew.fc(model, "data", "fc",
+//     dim_in = 784, dim_out = 10), optimizer.build_sgd(model, 0.1).
+//
+// Python's `with core.DeviceScope(opt):` blocks become calls that take the
+// block as a callable: with_device(opt, lambda: workspace.FeedBlob(...)).
+// Keyword arguments and their defaults follow Caffe2's. A failing call stops
+// the script with a Starlark error that carries the Go error's message and
+// the script position (FormatError renders the traceback).
+//
+// Each module is a moduleSpec in the interpreter's module list (script.go);
+// a new module, such as one binding brew/dataparallel, is one more entry.
+//
+// Like Caffe2's modules, these act on the process-wide current workspace
+// and scopes.
+package script

@@ -1,0 +1,133 @@
+package script
+
+import (
+	"fmt"
+
+	"go.starlark.net/starlark"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+)
+
+var utilsModule = (&moduleSpec{
+	name: "utils",
+	doc:  "utils: helpers from Caffe2's caffe2.python.utils.",
+	funcs: []fn{
+		{"MakeArgument", "MakeArgument(key, value)\n\nReturns an Argument: a float sets f, an int or bool i, a string or bytes s, a NetDef n,\na list of floats floats, of ints ints, of strings strings, of NetDefs nets; a float32 array floats.\nNone and mixed lists are errors.", utilsMakeArgument},
+		{"ArgsToDict", "ArgsToDict(args)\n\nReturns a dict argument name -> value of a list of Arguments (such as op.arg).", utilsArgsToDict},
+		{"Caffe2TensorToNumpyArray", "Caffe2TensorToNumpyArray(tensor)\n\nReturns the ndarray a TensorProto holds.", utilsTensorToArray},
+		{"NumpyArrayToCaffe2Tensor", "NumpyArrayToCaffe2Tensor(arr, name=None)\n\nReturns a TensorProto holding arr.", utilsArrayToTensor},
+	},
+}).register()
+
+func unmarshalProto(b []byte, m proto.Message) error { return proto.Unmarshal(b, m) }
+
+func utilsMakeArgument(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var key string
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "key", &key, "value", &v); err != nil {
+		return nil, err
+	}
+	arg, err := makeArgument(key, v)
+	if err != nil {
+		return nil, err
+	}
+	return NewMessage(arg), nil
+}
+
+// argValue returns the value an Argument holds, as Caffe2's ArgsToDict
+// reads it: the first set field among f, i, s, floats, ints, strings, n,
+// nets.
+func argValue(a *netdef.Argument) starlark.Value {
+	switch {
+	case a.F != nil:
+		return float32Value(a.GetF())
+	case a.I != nil:
+		return starlark.MakeInt64(a.GetI())
+	case a.S != nil:
+		return starlark.Bytes(a.S)
+	case len(a.Floats) > 0:
+		vals := make([]starlark.Value, len(a.Floats))
+		for i, f := range a.Floats {
+			vals[i] = float32Value(f)
+		}
+		return starlark.NewList(vals)
+	case len(a.Ints) > 0:
+		vals := make([]starlark.Value, len(a.Ints))
+		for i, n := range a.Ints {
+			vals[i] = starlark.MakeInt64(n)
+		}
+		return starlark.NewList(vals)
+	case len(a.Strings) > 0:
+		vals := make([]starlark.Value, len(a.Strings))
+		for i, s := range a.Strings {
+			vals[i] = starlark.Bytes(s)
+		}
+		return starlark.NewList(vals)
+	case a.N != nil:
+		return NewMessage(proto.Clone(a.N))
+	case len(a.Nets) > 0:
+		vals := make([]starlark.Value, len(a.Nets))
+		for i, n := range a.Nets {
+			vals[i] = NewMessage(proto.Clone(n))
+		}
+		return starlark.NewList(vals)
+	}
+	return starlark.NewList(nil)
+}
+
+func utilsArgsToDict(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "args", &v); err != nil {
+		return nil, err
+	}
+	list, err := argumentList(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	d := starlark.NewDict(len(list))
+	for _, a := range list {
+		if err := d.SetKey(starlark.String(a.GetName()), argValue(a)); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func utilsTensorToArray(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var m *Message
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "tensor", &m); err != nil {
+		return nil, err
+	}
+	p, ok := m.Proto().(*netdef.TensorProto)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a TensorProto, got %s", b.Name(), m.Type())
+	}
+	t, err := blob.TensorFromProto(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Array{t: t}, nil
+}
+
+func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var arr starlark.Value
+	name := ""
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "arr", &arr, "name?", &name); err != nil {
+		return nil, err
+	}
+	t, err := arrayArg(b.Name(), arr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := blob.TensorToProto(name, t)
+	if err != nil {
+		return nil, err
+	}
+	p.Segment = nil
+	if name == "" {
+		p.Name = nil
+	}
+	return NewMessage(p), nil
+}

@@ -1,0 +1,742 @@
+package script
+
+import (
+	"fmt"
+	"sort"
+
+	"go.starlark.net/starlark"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/workspace"
+)
+
+var workspaceModule = (&moduleSpec{
+	name: "workspace",
+	doc: "workspace: the current workspace's blobs and nets, as Caffe2's caffe2.python.workspace.\n\n" +
+		"workspace.blobs is a dict-like view: workspace.blobs[\"x\"] fetches, assignment feeds,\n" +
+		"len() and iteration list the blobs, \"x\" in workspace.blobs tests for one.",
+	funcs: []fn{
+		{"FeedBlob", "FeedBlob(name, arr, device_option=None)\n\nStores a copy of arr (an ndarray, keeping its exact dtype; a string or bytes, as a byte-string blob;\nor a TensorProto) under name, on device_option's device, else the current device scope's. Returns True.", wsFeedBlob},
+		{"FetchBlob", "FetchBlob(name)\n\nReturns a copy of a blob: an ndarray for a tensor, bytes for a byte string,\nelse a description of the blob's content.", wsFetchBlob},
+		{"FetchBlobs", "FetchBlobs(names)\n\nReturns FetchBlob of each name, as a list.", wsFetchBlobs},
+		{"HasBlob", "HasBlob(name)\n\nReports whether the blob exists (the parent workspace's included).", wsHasBlob},
+		{"Blobs", "Blobs()\n\nReturns the blob names: local, then forwarded, then the parent's, each sorted.", wsBlobs},
+		{"CreateBlob", "CreateBlob(name)\n\nCreates an empty blob unless one exists. Returns True.", wsCreateBlob},
+		{"ResetBlob", "ResetBlob(name)\n\nEmpties an existing blob, keeping its name.", wsResetBlob},
+		{"RemoveBlob", "RemoveBlob(name)\n\nDeletes a local blob; returns whether there was one.", wsRemoveBlob},
+		{"SerializeBlob", "SerializeBlob(name)\n\nReturns the blob as Caffe2 BlobProto bytes.", wsSerializeBlob},
+		{"DeserializeBlob", "DeserializeBlob(name, serialized_blob)\n\nCreates the blob if needed and fills it from BlobProto bytes.", wsDeserializeBlob},
+		{"GetBlobSizeBytes", "GetBlobSizeBytes(name)\n\nReturns the size of the blob's content in bytes.", wsBlobSize},
+		{"CreateNet", "CreateNet(net, overwrite=False, input_blobs=None)\n\nInstantiates a net (a Net or a NetDef), first creating input_blobs. Returns True.", wsCreateNet},
+		{"RunNet", "RunNet(name, num_iter=1, allow_fail=False)\n\nRuns a created net (by name or Net) num_iter times. Returns True; with allow_fail a failure returns False.", wsRunNet},
+		{"RunNetOnce", "RunNetOnce(net)\n\nRuns a net once without registering it. Returns True.", wsRunNetOnce},
+		{"RunOperatorOnce", "RunOperatorOnce(operator)\n\nRuns one OperatorDef (or its serialized bytes) once. Returns True.", wsRunOperatorOnce},
+		{"RunOperatorsOnce", "RunOperatorsOnce(operators)\n\nRuns OperatorDefs once, in order. Returns True.", wsRunOperatorsOnce},
+		{"RunPlan", "RunPlan(plan_or_step)\n\nRuns a plan (a Plan, an ExecutionStep, or their messages). Returns True.", wsRunPlan},
+		{"RunPlanInBackground", "RunPlanInBackground(plan_or_step)\n\nStarts a plan; returns a handle with is_done(), is_succeeded() and wait().", wsRunPlanInBackground},
+		{"Nets", "Nets()\n\nReturns the names of the created nets, sorted.", wsNets},
+		{"DeleteNet", "DeleteNet(name)\n\nRemoves a created net; returns whether there was one.", wsDeleteNet},
+		{"SwitchWorkspace", "SwitchWorkspace(name, create_if_missing=None)\n\nMakes a workspace current, creating it when create_if_missing is true.", wsSwitchWorkspace},
+		{"CurrentWorkspace", "CurrentWorkspace()\n\nReturns the current workspace's name.", wsCurrentWorkspace},
+		{"Workspaces", "Workspaces()\n\nReturns the registered workspace names, sorted.", wsWorkspaces},
+		{"ResetWorkspace", "ResetWorkspace(root_folder=None)\n\nEmpties the current workspace (None keeps its root folder). Returns True.", wsResetWorkspace},
+		{"RootFolder", "RootFolder()\n\nReturns the current workspace's root folder.", wsRootFolder},
+		{"CreateChildWorkspace", "CreateChildWorkspace(parent_name, child_name)\n\nRegisters a child of a workspace that sees the parent's blobs.", wsCreateChild},
+		{"SaveNet", "SaveNet(name, net)\n\nSaves a net in the root folder's store under name (\"\": the net's own name).", wsSaveNet},
+		{"LoadNet", "LoadNet(name)\n\nReturns the NetDef saved under name (create it with CreateNet to run it).", wsLoadNet},
+		{"SavedNets", "SavedNets()\n\nReturns the names of the saved nets, sorted.", wsSavedNets},
+		{"SaveCheckpoint", "SaveCheckpoint(id, blobs=None)\n\nSaves blobs (None: every local tensor blob) as checkpoint id, atomically.", wsSaveCheckpoint},
+		{"LoadCheckpoint", "LoadCheckpoint(id)\n\nLoads checkpoint id into the workspace.", wsLoadCheckpoint},
+		{"LatestCheckpoint", "LatestCheckpoint()\n\nReturns the highest saved checkpoint id, or None.", wsLatestCheckpoint},
+		{"BenchmarkNet", "BenchmarkNet(name, warmup_runs, main_runs, run_individual)\n\nReturns [ms per run] plus, with run_individual, each operator's ms per run.", wsBenchmarkNet},
+		{"NumCudaDevices", "NumCudaDevices()\n\nReturns the number of usable CUDA GPUs (0 without the cuda build).", wsNumCuda},
+		{"NumGpuDevices", "NumGpuDevices()\n\nThe same as NumCudaDevices.", wsNumCuda},
+		{"RegisteredOperators", "RegisteredOperators()\n\nReturns every registered operator key, sorted.", wsRegisteredOperators},
+		{"GetNameScope", "GetNameScope()\n\nReturns the current name scope.", coreCurrentNameScope},
+	},
+	values: func() starlark.StringDict {
+		return starlark.StringDict{"blobs": blobsView{}}
+	},
+}).register()
+
+// feedValue converts what FeedBlob accepts to what workspace.FeedBlob
+// takes.
+func feedValue(v starlark.Value) (any, error) {
+	switch x := v.(type) {
+	case *Array:
+		return x.t, nil
+	case starlark.String:
+		return []byte(x), nil
+	case starlark.Bytes:
+		return []byte(x), nil
+	case *Message:
+		if p, ok := x.Proto().(*netdef.TensorProto); ok {
+			return blob.TensorFromProto(p)
+		}
+	}
+	return nil, fmt.Errorf("Unexpected type of argument - only numpy array or string are supported for feeding (got %s)", v.Type())
+}
+
+// fetchedValue converts what workspace.FetchValue returns.
+func fetchedValue(v any) starlark.Value {
+	switch x := v.(type) {
+	case *blob.Tensor:
+		return &Array{t: x}
+	case []byte:
+		return starlark.Bytes(x)
+	case string:
+		return starlark.String(x)
+	}
+	return starlark.None
+}
+
+func nameArg(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, param string) (string, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, param, &v); err != nil {
+		return "", err
+	}
+	name, err := blobName(v)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return name, nil
+}
+
+func wsFeedBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var nameV, arr, dev starlark.Value = nil, nil, starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "arr", &arr, "device_option?", &dev); err != nil {
+		return nil, err
+	}
+	name, err := blobName(nameV)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	val, err := feedValue(arr)
+	if err != nil {
+		return nil, err
+	}
+	var opts []workspace.FeedOption
+	if dev != starlark.None {
+		opt, err := deviceOptionArg(dev)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+		opts = append(opts, workspace.OnDevice(opt))
+	}
+	if err := workspace.FeedBlob(name, val, opts...); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func wsFetchBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name, err := nameArg(b, args, kwargs, "name")
+	if err != nil {
+		return nil, err
+	}
+	v, err := workspace.FetchValue(name)
+	if err != nil {
+		return nil, err
+	}
+	return fetchedValue(v), nil
+}
+
+func wsFetchBlobs(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "names", &v); err != nil {
+		return nil, err
+	}
+	names, err := blobNames(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	vals, err := workspace.FetchValues(names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]starlark.Value, len(vals))
+	for i, x := range vals {
+		out[i] = fetchedValue(x)
+	}
+	return starlark.NewList(out), nil
+}
+
+func wsHasBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name, err := nameArg(b, args, kwargs, "name")
+	if err != nil {
+		return nil, err
+	}
+	return starlark.Bool(workspace.HasBlob(name)), nil
+}
+
+func wsBlobs(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return stringList(workspace.Blobs()), nil
+}
+
+func wsCreateBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name, err := nameArg(b, args, kwargs, "name")
+	if err != nil {
+		return nil, err
+	}
+	workspace.CreateBlob(name)
+	return starlark.True, nil
+}
+
+func wsResetBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name, err := nameArg(b, args, kwargs, "name")
+	if err != nil {
+		return nil, err
+	}
+	if err := workspace.ResetBlob(name); err != nil {
+		return nil, err
+	}
+	return starlark.None, nil
+}
+
+func wsRemoveBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name, err := nameArg(b, args, kwargs, "name")
+	if err != nil {
+		return nil, err
+	}
+	return starlark.Bool(workspace.RemoveBlob(name)), nil
+}
+
+func wsSerializeBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name, err := nameArg(b, args, kwargs, "name")
+	if err != nil {
+		return nil, err
+	}
+	data, err := workspace.SerializeBlob(name)
+	if err != nil {
+		return nil, err
+	}
+	return starlark.Bytes(data), nil
+}
+
+func wsDeserializeBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var nameV, data starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "serialized_blob", &data); err != nil {
+		return nil, err
+	}
+	name, err := blobName(nameV)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	raw, ok := bytesOf(data)
+	if !ok {
+		return nil, fmt.Errorf("%s: serialized_blob must be bytes, got %s", b.Name(), data.Type())
+	}
+	if err := workspace.DeserializeBlob(name, raw); err != nil {
+		return nil, err
+	}
+	return starlark.None, nil
+}
+
+func wsBlobSize(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name, err := nameArg(b, args, kwargs, "name")
+	if err != nil {
+		return nil, err
+	}
+	n, err := workspace.BlobSizeBytes(name)
+	if err != nil {
+		return nil, err
+	}
+	return starlark.MakeInt(n), nil
+}
+
+func netSourceArg(name string, v starlark.Value) (netdef.NetSource, error) {
+	switch x := v.(type) {
+	case *Net:
+		return x.net, nil
+	case *Message:
+		if d, ok := x.Proto().(*netdef.NetDef); ok {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: want a Net or a NetDef, got %s", name, v.Type())
+}
+
+func wsCreateNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var netV, inputs starlark.Value = nil, starlark.None
+	overwrite := false
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV, "overwrite?", &overwrite, "input_blobs?", &inputs); err != nil {
+		return nil, err
+	}
+	src, err := netSourceArg(b.Name(), netV)
+	if err != nil {
+		return nil, err
+	}
+	if inputs != starlark.None {
+		names, err := blobNames(inputs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: input_blobs: %v", b.Name(), err)
+		}
+		for _, n := range names {
+			workspace.CreateBlob(n)
+		}
+	}
+	if err := workspace.CreateNet(src, overwrite); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func wsRunNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var nameV starlark.Value
+	iters, allowFail := 1, false
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "num_iter?", &iters, "allow_fail?", &allowFail); err != nil {
+		return nil, err
+	}
+	var name string
+	switch x := nameV.(type) {
+	case *Net:
+		name = x.net.Name()
+	case starlark.String:
+		name = string(x)
+	default:
+		return nil, fmt.Errorf("%s: want a net name or a Net, got %s (a NetDef must be created with CreateNet first)", b.Name(), nameV.Type())
+	}
+	if err := workspace.RunNet(name, iters); err != nil {
+		if allowFail {
+			return starlark.False, nil
+		}
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func wsRunNetOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var netV starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV); err != nil {
+		return nil, err
+	}
+	src, err := netSourceArg(b.Name(), netV)
+	if err != nil {
+		return nil, err
+	}
+	if err := workspace.RunNetOnce(src); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+// operatorArg reads an OperatorDef message or its serialized bytes.
+func operatorArg(v starlark.Value) (*netdef.OperatorDef, error) {
+	if m, ok := v.(*Message); ok {
+		if op, ok := m.Proto().(*netdef.OperatorDef); ok {
+			return op, nil
+		}
+	}
+	if raw, ok := v.(starlark.Bytes); ok {
+		op := &netdef.OperatorDef{}
+		if err := unmarshalProto([]byte(raw), op); err != nil {
+			return nil, fmt.Errorf("cannot parse an OperatorDef: %v", err)
+		}
+		return op, nil
+	}
+	return nil, fmt.Errorf("want an OperatorDef, got %s", v.Type())
+}
+
+func wsRunOperatorOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "operator", &v); err != nil {
+		return nil, err
+	}
+	op, err := operatorArg(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	if err := workspace.RunOperatorOnce(op); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func wsRunOperatorsOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Iterable
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "operators", &v); err != nil {
+		return nil, err
+	}
+	var ops []*netdef.OperatorDef
+	it := v.Iterate()
+	defer it.Done()
+	var x starlark.Value
+	for it.Next(&x) {
+		op, err := operatorArg(x)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+		ops = append(ops, op)
+	}
+	if err := workspace.RunOperatorsOnce(ops); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func planSourceArg(name string, v starlark.Value) (netdef.PlanSource, error) {
+	switch x := v.(type) {
+	case *Plan:
+		return x.plan, nil
+	case *Step:
+		return x.step, nil
+	case *Message:
+		switch p := x.Proto().(type) {
+		case *netdef.PlanDef:
+			return p, nil
+		case *netdef.ExecutionStep:
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: want a Plan or an ExecutionStep, got %s", name, v.Type())
+}
+
+func wsRunPlan(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "plan_or_step", &v); err != nil {
+		return nil, err
+	}
+	src, err := planSourceArg(b.Name(), v)
+	if err != nil {
+		return nil, err
+	}
+	if err := workspace.RunPlan(src); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func wsRunPlanInBackground(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "plan_or_step", &v); err != nil {
+		return nil, err
+	}
+	src, err := planSourceArg(b.Name(), v)
+	if err != nil {
+		return nil, err
+	}
+	return &planHandle{h: workspace.RunPlanInBackground(src)}, nil
+}
+
+// planHandle reports on a plan started by RunPlanInBackground.
+type planHandle struct {
+	h *workspace.PlanHandle
+}
+
+func (p *planHandle) String() string        { return "<PlanHandle>" }
+func (p *planHandle) Type() string          { return "PlanHandle" }
+func (p *planHandle) Freeze()               {}
+func (p *planHandle) Truth() starlark.Bool  { return true }
+func (p *planHandle) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: PlanHandle") }
+
+var planHandleMethods = newMethodTable("PlanHandle",
+	"PlanHandle: a plan running in the background.",
+	[]fn{
+		{"is_done", "is_done()\n\nReports whether the plan has finished.", handleIsDone},
+		{"is_succeeded", "is_succeeded()\n\nReports whether the plan has finished without an error.", handleSucceeded},
+		{"wait", "wait()\n\nWaits for the plan to finish; fails with the plan's error if it failed.", handleWait},
+	})
+
+func (p *planHandle) Attr(name string) (starlark.Value, error) {
+	return planHandleMethods.bind(name, p), nil
+}
+
+func (p *planHandle) AttrNames() []string { return planHandleMethods.names() }
+
+func handleIsDone(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return starlark.Bool(b.Receiver().(*planHandle).h.IsDone()), nil
+}
+
+func handleSucceeded(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	h := b.Receiver().(*planHandle).h
+	return starlark.Bool(h.IsDone() && h.Wait() == nil), nil
+}
+
+func handleWait(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	if err := b.Receiver().(*planHandle).h.Wait(); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func wsNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return stringList(workspace.Nets()), nil
+}
+
+func wsDeleteNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &v); err != nil {
+		return nil, err
+	}
+	name := ""
+	if n, ok := v.(*Net); ok {
+		name = n.net.Name()
+	} else if s, ok := starlark.AsString(v); ok {
+		name = s
+	} else {
+		return nil, fmt.Errorf("%s: want a net name or a Net, got %s", b.Name(), v.Type())
+	}
+	return starlark.Bool(workspace.DeleteNet(name)), nil
+}
+
+func wsSwitchWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	var create starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "create_if_missing?", &create); err != nil {
+		return nil, err
+	}
+	if err := workspace.SwitchWorkspace(name, bool(create.Truth())); err != nil {
+		return nil, err
+	}
+	return starlark.None, nil
+}
+
+func wsCurrentWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return starlark.String(workspace.CurrentWorkspace()), nil
+}
+
+func wsWorkspaces(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return stringList(workspace.Workspaces()), nil
+}
+
+func wsResetWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var root starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "root_folder?", &root); err != nil {
+		return nil, err
+	}
+	var folders []string
+	if root != starlark.None {
+		s, ok := starlark.AsString(root)
+		if !ok {
+			return nil, fmt.Errorf("%s: root_folder must be a string, got %s", b.Name(), root.Type())
+		}
+		folders = append(folders, s)
+	}
+	if err := workspace.ResetWorkspace(folders...); err != nil {
+		return nil, err
+	}
+	return starlark.True, nil
+}
+
+func wsRootFolder(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return starlark.String(workspace.RootFolder()), nil
+}
+
+func wsCreateChild(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var parent, child string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "parent_name", &parent, "child_name", &child); err != nil {
+		return nil, err
+	}
+	if err := workspace.CreateChildWorkspace(parent, child); err != nil {
+		return nil, err
+	}
+	return starlark.None, nil
+}
+
+func wsSaveNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	var netV starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "net", &netV); err != nil {
+		return nil, err
+	}
+	src, err := netSourceArg(b.Name(), netV)
+	if err != nil {
+		return nil, err
+	}
+	if err := workspace.SaveNet(name, src); err != nil {
+		return nil, err
+	}
+	return starlark.None, nil
+}
+
+func wsLoadNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name); err != nil {
+		return nil, err
+	}
+	def, err := workspace.LoadNet(name)
+	if err != nil {
+		return nil, err
+	}
+	return NewMessage(def), nil
+}
+
+func wsSavedNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	names, err := workspace.SavedNets()
+	if err != nil {
+		return nil, err
+	}
+	return stringList(names), nil
+}
+
+func wsSaveCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var id int64
+	var blobsV starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "id", &id, "blobs?", &blobsV); err != nil {
+		return nil, err
+	}
+	var names []string
+	if blobsV != starlark.None {
+		var err error
+		if names, err = blobNames(blobsV); err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+	}
+	if err := workspace.SaveCheckpoint(id, names); err != nil {
+		return nil, err
+	}
+	return starlark.None, nil
+}
+
+func wsLoadCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var id int64
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "id", &id); err != nil {
+		return nil, err
+	}
+	if err := workspace.LoadCheckpoint(id); err != nil {
+		return nil, err
+	}
+	return starlark.None, nil
+}
+
+func wsLatestCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	id, ok, err := workspace.LatestCheckpoint()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return starlark.None, nil
+	}
+	return starlark.MakeInt64(id), nil
+}
+
+func wsBenchmarkNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	var warmup, runs int
+	individual := false
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "warmup_runs", &warmup, "main_runs", &runs, "run_individual", &individual); err != nil {
+		return nil, err
+	}
+	times, err := workspace.BenchmarkNet(name, warmup, runs, individual)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]starlark.Value, len(times))
+	for i, t := range times {
+		out[i] = starlark.Float(t)
+	}
+	return starlark.NewList(out), nil
+}
+
+func wsNumCuda(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return starlark.MakeInt(workspace.NumCudaDevices()), nil
+}
+
+func wsRegisteredOperators(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := noArgs(b, args, kwargs); err != nil {
+		return nil, err
+	}
+	return stringList(workspace.RegisteredOperators()), nil
+}
+
+// blobsView is workspace.blobs: a dict-like view of the current workspace.
+type blobsView struct{}
+
+var (
+	_ starlark.Mapping   = blobsView{}
+	_ starlark.HasSetKey = blobsView{}
+	_ starlark.Iterable  = blobsView{}
+	_ starlark.Sequence  = blobsView{}
+)
+
+func (blobsView) String() string {
+	return fmt.Sprintf("<blobs of workspace %q>", workspace.CurrentWorkspace())
+}
+func (blobsView) Type() string          { return "workspace.blobs" }
+func (blobsView) Freeze()               {}
+func (blobsView) Truth() starlark.Bool  { return len(workspace.Blobs()) > 0 }
+func (blobsView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: workspace.blobs") }
+func (blobsView) Len() int              { return len(workspace.Blobs()) }
+
+func (blobsView) Get(k starlark.Value) (starlark.Value, bool, error) {
+	name, err := blobName(k)
+	if err != nil {
+		return nil, false, err
+	}
+	if !workspace.HasBlob(name) {
+		return nil, false, nil
+	}
+	v, err := workspace.FetchValue(name)
+	if err != nil {
+		return nil, false, err
+	}
+	return fetchedValue(v), true, nil
+}
+
+func (blobsView) SetKey(k, v starlark.Value) error {
+	name, err := blobName(k)
+	if err != nil {
+		return err
+	}
+	val, err := feedValue(v)
+	if err != nil {
+		return err
+	}
+	return workspace.FeedBlob(name, val)
+}
+
+func (blobsView) Iterate() starlark.Iterator {
+	names := workspace.Blobs()
+	sort.Strings(names)
+	return &listIter{vals: stringList(names)}
+}
+
+type listIter struct {
+	vals *starlark.List
+	i    int
+}
+
+func (it *listIter) Next(p *starlark.Value) bool {
+	if it.i >= it.vals.Len() {
+		return false
+	}
+	*p = it.vals.Index(it.i)
+	it.i++
+	return true
+}
+
+func (it *listIter) Done() {}
