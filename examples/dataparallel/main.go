@@ -1,0 +1,386 @@
+// Command dataparallel trains LeNet on MNIST on several CPU devices with
+// brew/dataparallel, the way Caffe2's data_parallel_model trainers do: each
+// device (cpu_0, cpu_1, …) runs a replica on its share of every batch, the
+// gradients are all-reduced, and every device applies the same momentum
+// SGD update. It saves checkpoints to the workspace's embedded store, resumes
+// from the latest one when started again, and ends with the accuracy on
+// the 10,000 test images.
+//
+//	go run ./examples/dataparallel                 # 2 devices, 1 epoch
+//	go run ./examples/dataparallel -devices 4 -epochs 2
+//	go run ./examples/dataparallel -fresh          # ignore earlier checkpoints
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/brew/dataparallel"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/workspace"
+)
+
+// config is what the flags set.
+type config struct {
+	devices         int
+	epochs          int
+	batch           int // per device
+	lr              float64
+	engine          string
+	root            string
+	trainImages     string
+	trainLabels     string
+	testImages      string
+	testLabels      string
+	trainLimit      int // 0: all training images
+	testLimit       int // 0: all test images
+	checkpointEvery int
+	fresh           bool
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.devices, "devices", 2, "number of CPU devices (cpu_0 … cpu_N-1)")
+	flag.IntVar(&c.epochs, "epochs", 1, "passes over the training set")
+	flag.IntVar(&c.batch, "batch", 32, "examples per device per step (the total batch is devices × batch)")
+	flag.Float64Var(&c.lr, "lr", 0.01, "learning rate (momentum 0.9, weight decay 1e-4)")
+	flag.StringVar(&c.engine, "engine", "SUM_TREE", "all-reduce engine: SUM_TREE or RING")
+	flag.StringVar(&c.root, "root", "examples/dataparallel/out", "workspace root: the MNIST DBs and the checkpoint store")
+	flag.StringVar(&c.trainImages, "train-images", "data/mnist/train-images-idx3-ubyte.gz", "training images (idx)")
+	flag.StringVar(&c.trainLabels, "train-labels", "data/mnist/train-labels-idx1-ubyte.gz", "training labels (idx)")
+	flag.StringVar(&c.testImages, "test-images", "data/mnist/t10k-images-idx3-ubyte.gz", "test images (idx)")
+	flag.StringVar(&c.testLabels, "test-labels", "data/mnist/t10k-labels-idx1-ubyte.gz", "test labels (idx)")
+	flag.IntVar(&c.trainLimit, "train-limit", 0, "use only the first n training images (0: all)")
+	flag.IntVar(&c.testLimit, "test-limit", 0, "use only the first n test images (0: all)")
+	flag.IntVar(&c.checkpointEvery, "checkpoint-every", 200, "save a checkpoint every n steps (and at the end)")
+	flag.BoolVar(&c.fresh, "fresh", false, "start from scratch even if the store holds a checkpoint")
+	flag.Parse()
+	if _, err := run(os.Stdout, c); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// result is what a run did.
+type result struct {
+	resumedFrom    int64 // checkpoint id resumed from; -1 for none
+	steps          int   // steps done by this run
+	lastStep       int   // the step count at the end
+	firstLoss      float64
+	lastLoss       float64
+	testAccuracy   float64
+	imagesPerSec   float64
+	testedExamples int
+}
+
+// run trains and evaluates as c says, writing progress to out.
+func run(out io.Writer, c config) (res result, err error) {
+	if c.devices < 1 || c.batch < 1 || c.epochs < 1 {
+		return res, fmt.Errorf("devices, batch and epochs must be positive")
+	}
+	if err := os.MkdirAll(c.root, 0o755); err != nil {
+		return res, err
+	}
+	train, err := loadMNIST(out, c.root, "mnist-train", c.trainImages, c.trainLabels, c.trainLimit)
+	if err != nil {
+		return res, err
+	}
+	test, err := loadMNIST(out, c.root, "mnist-test", c.testImages, c.testLabels, c.testLimit)
+	if err != nil {
+		return res, err
+	}
+	devices := make([]int, c.devices)
+	for i := range devices {
+		devices[i] = i
+	}
+	ws := workspace.New(c.root)
+	defer func() {
+		if cerr := ws.Close(); err == nil {
+			err = cerr
+		}
+	}()
+
+	m := brew.NewModel("lenet_train")
+	p, err := dataparallel.Parallelize(m, dataparallel.Options{
+		Devices:         devices,
+		Workspace:       ws,
+		AllreduceEngine: c.engine,
+		ForwardBuilder:  lenet,
+		OptimizerBuilder: func(m *brew.Model) error {
+			if err := brew.AddWeightDecay(m, 1e-4); err != nil {
+				return err
+			}
+			_, err := brew.BuildSGD(m, brew.SGDOptions{BaseLR: float32(c.lr), Momentum: 0.9})
+			return err
+		},
+	})
+	if err != nil {
+		return res, err
+	}
+	loader, err := dataparallel.NewLoader(p, train, dataparallel.LoaderOptions{BatchSize: c.devices * c.batch, Shuffle: true, Seed: 1})
+	if err != nil {
+		return res, err
+	}
+	if err := loader.Next(); err != nil { // CreateNet needs the inputs
+		return res, err
+	}
+	if err := p.RunInitNet(); err != nil {
+		return res, err
+	}
+
+	// Resume: load the master's blobs, copy them to the other devices and
+	// replay the data order up to the checkpoint.
+	start := 0
+	res.resumedFrom = -1
+	if id, ok, err := ws.LatestCheckpoint(); err != nil {
+		return res, err
+	} else if ok && !c.fresh {
+		if err := ws.LoadCheckpoint(id); err != nil {
+			return res, err
+		}
+		if err := p.FinalizeAfterCheckpoint(); err != nil {
+			return res, err
+		}
+		res.resumedFrom, start = id, int(id)
+		for range start {
+			if err := loader.Next(); err != nil {
+				return res, err
+			}
+		}
+		fmt.Fprintf(out, "resumed from checkpoint %d\n", id)
+	}
+
+	total := c.epochs * loader.BatchesPerEpoch()
+	save := func(step int) error {
+		if err := ws.SaveCheckpoint(int64(step), p.CheckpointParams(), persist.Iteration(int64(step))); err != nil {
+			return err
+		}
+		store, err := ws.Store()
+		if err != nil {
+			return err
+		}
+		return store.KeepLast(3)
+	}
+	fmt.Fprintf(out, "training LeNet on %d CPU devices, %d examples per step, steps %d to %d\n",
+		c.devices, c.devices*c.batch, start+1, total)
+	begin := time.Now()
+	for step := start + 1; step <= total; step++ {
+		if step > start+1 {
+			if err := loader.Next(); err != nil {
+				return res, err
+			}
+		}
+		if err := p.RunNet(1); err != nil {
+			return res, fmt.Errorf("step %d: %w", step, err)
+		}
+		res.steps++
+		loss, err := meanOverDevices(ws, p, "loss")
+		if err != nil {
+			return res, err
+		}
+		if res.steps == 1 {
+			res.firstLoss = loss
+		}
+		res.lastLoss = loss
+		if step%100 == 0 || step == total {
+			acc, err := meanOverDevices(ws, p, "accuracy")
+			if err != nil {
+				return res, err
+			}
+			fmt.Fprintf(out, "step %5d  loss %.4f  batch accuracy %.3f\n", step, loss, acc)
+		}
+		if step%c.checkpointEvery == 0 || step == total {
+			if err := save(step); err != nil {
+				return res, fmt.Errorf("checkpoint at step %d: %w", step, err)
+			}
+		}
+	}
+	res.lastStep = max(total, start)
+	if res.steps > 0 {
+		elapsed := time.Since(begin)
+		res.imagesPerSec = float64(res.steps*c.devices*c.batch) / elapsed.Seconds()
+		fmt.Fprintf(out, "%d steps in %v: %.0f images/s\n", res.steps, elapsed.Round(time.Millisecond), res.imagesPerSec)
+	}
+	if res.testAccuracy, res.testedExamples, err = evaluate(ws, devices, test); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(out, "test accuracy %.4f on %d images\n", res.testAccuracy, res.testedExamples)
+	return res, nil
+}
+
+// lenet builds Caffe2's MNIST LeNet on the current device: conv 5×5 (20)
+// → max pool 2 → conv 5×5 (50) → max pool 2 → FC 500 → ReLU → FC 10 →
+// SoftmaxWithLoss and Accuracy. It returns the loss scaled by lossScale.
+func lenet(m *brew.Model, lossScale float32) ([]string, error) {
+	if err := m.AddExternalInputs("data", "label"); err != nil {
+		return nil, err
+	}
+	layers := []func() (string, error){
+		func() (string, error) { return brew.Conv(m, "data", "conv1", 1, 20, 5) },
+		func() (string, error) { return brew.MaxPool(m, "conv1", "pool1", brew.Kernel(2), brew.Stride(2)) },
+		func() (string, error) { return brew.Conv(m, "pool1", "conv2", 20, 50, 5) },
+		func() (string, error) { return brew.MaxPool(m, "conv2", "pool2", brew.Kernel(2), brew.Stride(2)) },
+		func() (string, error) { return brew.FC(m, "pool2", "fc3", 50*4*4, 500) },
+		func() (string, error) { return brew.Relu(m, "fc3", "fc3") },
+		func() (string, error) { return brew.FC(m, "fc3", "pred", 500, 10) },
+	}
+	for _, l := range layers {
+		if _, err := l(); err != nil {
+			return nil, err
+		}
+	}
+	softmax, loss, err := brew.SoftmaxWithLoss(m, "pred", "label", "softmax", "loss")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := m.Op("Accuracy", []string{softmax, "label"}, []string{"accuracy"}); err != nil {
+		return nil, err
+	}
+	op, err := m.Op("Scale", []string{loss}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
+	if err != nil {
+		return nil, err
+	}
+	return op.GetOutput(), nil
+}
+
+// evaluate runs a forward-only replica per device on the trained
+// parameters (which are the same on every device) over the test set and
+// returns the accuracy and the number of examples it covered (whole
+// batches of 100 per device).
+func evaluate(ws *workspace.Workspace, devices []int, test brew.Dataset) (float64, int, error) {
+	m, err := brew.NewModelWith("lenet_test", brew.ModelOptions{NoInitParams: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	p, err := dataparallel.Parallelize(m, dataparallel.Options{
+		Devices: devices, Workspace: ws,
+		ForwardBuilder: lenet,
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := test.Len()
+	if err != nil {
+		return 0, 0, err
+	}
+	batch := min(100*len(devices), n-n%len(devices))
+	loader, err := dataparallel.NewLoader(p, test, dataparallel.LoaderOptions{BatchSize: batch})
+	if err != nil {
+		return 0, 0, err
+	}
+	var sum float64
+	for i := range loader.BatchesPerEpoch() {
+		if err := loader.Next(); err != nil {
+			return 0, 0, err
+		}
+		if i == 0 {
+			if err := p.RunInitNet(); err != nil {
+				return 0, 0, err
+			}
+		}
+		if err := p.RunNet(1); err != nil {
+			return 0, 0, err
+		}
+		acc, err := meanOverDevices(ws, p, "accuracy")
+		if err != nil {
+			return 0, 0, err
+		}
+		sum += acc
+	}
+	return sum / float64(loader.BatchesPerEpoch()), loader.BatchesPerEpoch() * batch, nil
+}
+
+// meanOverDevices averages a scalar blob over the devices' copies.
+func meanOverDevices(ws *workspace.Workspace, p *dataparallel.Parallel, name string) (float64, error) {
+	var sum float64
+	for _, d := range p.Devices() {
+		v, err := ws.FetchBlob(p.DeviceBlob(d, name))
+		if err != nil {
+			return 0, err
+		}
+		sum += v.AsFloat64s()[0]
+	}
+	return sum / float64(len(p.Devices())), nil
+}
+
+// loadMNIST imports the idx files into a dataset DB under root (once;
+// persist.ImportMNIST), reads the first limit records (0: all) back
+// through CreateDB and TensorProtosDBInput, and returns them as a dataset:
+// "data" float32 [n, 1, 28, 28] scaled to [0, 1) and "label" int32 [n].
+func loadMNIST(out io.Writer, root, name, images, labels string, limit int) (brew.Dataset, error) {
+	db := filepath.Join(root, name)
+	if _, err := os.Stat(db); os.IsNotExist(err) {
+		n, err := persist.ImportMNIST(images, labels, persist.DefaultDBType, db)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "imported %d records into %s\n", n, db)
+	}
+	count, err := countMNIST(images)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 {
+		count = min(count, limit)
+	}
+	ws := workspace.New(root)
+	defer ws.Close()
+	if err := ws.RunOperatorOnce(netdef.NewOperator("CreateDB", nil, []string{"reader"},
+		netdef.ArgString("db", name), netdef.ArgString("db_type", persist.DefaultDBType))); err != nil {
+		return nil, err
+	}
+	if err := ws.RunOperatorOnce(netdef.NewOperator("TensorProtosDBInput", []string{"reader"}, []string{"bytes", "label"},
+		netdef.ArgInt("batch_size", int64(count)))); err != nil {
+		return nil, err
+	}
+	raw, err := ws.FetchBlob("bytes")
+	if err != nil {
+		return nil, err
+	}
+	label, err := ws.FetchBlob("label")
+	if err != nil {
+		return nil, err
+	}
+	pixels := blob.Data[uint8](raw)
+	data := make([]float32, len(pixels))
+	for i, v := range pixels {
+		data[i] = float32(v) / 256
+	}
+	images32, err := blob.FromSlice(data, count, 1, 28, 28)
+	if err != nil {
+		return nil, err
+	}
+	return brew.Dataset{"data": images32, "label": label}, nil
+}
+
+// countMNIST reads the number of images from the header of an idx file,
+// gzipped or not (magic number, then the count, both big-endian).
+func countMNIST(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		if r, err = gzip.NewReader(br); err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	var header [8]byte
+	if _, err := io.ReadFull(r, header[:]); err != nil {
+		return 0, fmt.Errorf("%s: reading the idx header: %w", path, err)
+	}
+	return int(binary.BigEndian.Uint32(header[4:])), nil
+}

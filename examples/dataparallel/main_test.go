@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/brew/dataparallel"
+	"github.com/caffe2go/caffe2go/workspace"
+)
+
+func testConfig(root string) config {
+	return config{
+		devices: 2, epochs: 1, batch: 16, lr: 0.01, engine: "RING", root: root,
+		trainImages: "../../data/mnist/train-images-idx3-ubyte.gz", trainLabels: "../../data/mnist/train-labels-idx1-ubyte.gz",
+		testImages: "../../data/mnist/t10k-images-idx3-ubyte.gz", testLabels: "../../data/mnist/t10k-labels-idx1-ubyte.gz",
+		trainLimit: 1024, testLimit: 400, checkpointEvery: 8,
+	}
+}
+
+// TestTrainAndResume runs a shrunken version of the example (1,024
+// training images, 2 devices of 16): the loss falls and the test accuracy
+// is far above chance; a second run with one more epoch resumes from the
+// last checkpoint and does only the new steps.
+func TestTrainAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports MNIST and trains")
+	}
+	c := testConfig(t.TempDir())
+	first, err := run(io.Discard, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.resumedFrom != -1 || first.steps != 32 || first.lastStep != 32 {
+		t.Errorf("first run: resumed from %d, %d steps, ends at %d; want -1, 32, 32", first.resumedFrom, first.steps, first.lastStep)
+	}
+	if first.lastLoss > first.firstLoss*0.8 {
+		t.Errorf("loss went from %v to %v", first.firstLoss, first.lastLoss)
+	}
+	if first.testAccuracy < 0.5 || first.testedExamples != 400 {
+		t.Errorf("test accuracy %v on %d images, want at least 0.5 on 400", first.testAccuracy, first.testedExamples)
+	}
+	c.epochs = 2
+	second, err := run(io.Discard, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.resumedFrom != 32 || second.steps != 32 || second.lastStep != 64 {
+		t.Errorf("second run: resumed from %d, %d steps, ends at %d; want 32, 32, 64", second.resumedFrom, second.steps, second.lastStep)
+	}
+	if second.testAccuracy < first.testAccuracy-0.05 {
+		t.Errorf("test accuracy fell from %v to %v after more training", first.testAccuracy, second.testAccuracy)
+	}
+}
+
+// benchmarkLeNet measures LeNet training steps on devices CPU devices with
+// perDevice examples each (random images), reporting images/s.
+func benchmarkLeNet(b *testing.B, devices, perDevice int) {
+	ws := workspace.New(b.TempDir())
+	defer ws.Close()
+	ids := make([]int, devices)
+	for i := range ids {
+		ids[i] = i
+	}
+	m := brew.NewModel("lenet_bench")
+	p, err := dataparallel.Parallelize(m, dataparallel.Options{
+		Devices: ids, Workspace: ws, ForwardBuilder: lenet,
+		OptimizerBuilder: func(m *brew.Model) error {
+			_, err := brew.BuildSGD(m, brew.SGDOptions{BaseLR: 0.01, Momentum: 0.9})
+			return err
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := devices * perDevice
+	rng := rand.New(rand.NewPCG(1, 2))
+	images := make([]float32, n*28*28)
+	for i := range images {
+		images[i] = rng.Float32()
+	}
+	labels := make([]int32, n)
+	for i := range labels {
+		labels[i] = int32(rng.IntN(10))
+	}
+	if err := p.Scatter(brew.Dataset{"data": blob.MustFromSlice(images, n, 1, 28, 28), "label": blob.MustFromSlice(labels, n)}); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.RunInitNet(); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.RunNet(2); err != nil { // warm up
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	if err := p.RunNet(b.N); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "images/s")
+}
+
+// BenchmarkLeNet trains LeNet on 1 and 2 CPU devices. Kernels split their
+// work over GOMAXPROCS goroutines, so run it with -cpu to set the cores:
+//
+//	go test -bench LeNet -benchmem -cpu 1,2 ./examples/dataparallel
+//
+// Scaling: devices=1/batch=32 at -cpu 1 against devices=2/batch=32 at -cpu
+// 2 (one core's worth per device, same per-device batch). Overhead:
+// devices=1/batch=64 against devices=2/batch=32, both at -cpu 2 (same
+// total batch).
+func BenchmarkLeNet(b *testing.B) {
+	for _, c := range []struct{ devices, perDevice int }{{1, 32}, {2, 32}, {1, 64}} {
+		b.Run(fmt.Sprintf("devices=%d/batch=%d", c.devices, c.perDevice), func(b *testing.B) {
+			benchmarkLeNet(b, c.devices, c.perDevice)
+		})
+	}
+}
