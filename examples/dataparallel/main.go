@@ -171,8 +171,12 @@ func run(out io.Writer, c config) (res result, err error) {
 		}
 		return store.KeepLast(3)
 	}
-	fmt.Fprintf(out, "training LeNet on %d CPU devices, %d examples per step, steps %d to %d\n",
-		c.devices, c.devices*c.batch, start+1, total)
+	if start >= total {
+		fmt.Fprintf(out, "the checkpoint at step %d already covers the %d steps asked for: raise -epochs to train on, or pass -fresh to start over\n", start, total)
+	} else {
+		fmt.Fprintf(out, "training LeNet on %d CPU devices, %d examples per step, steps %d to %d\n",
+			c.devices, c.devices*c.batch, start+1, total)
+	}
 	begin := time.Now()
 	for step := start + 1; step <= total; step++ {
 		if step > start+1 {
