@@ -75,3 +75,20 @@ func BenchmarkAveragePool2x2s2NHWC(b *testing.B) {
 	o := optest.Steady(b, op("AveragePool", []string{"X"}, []string{"Y"}, ai("kernel", 2), ai("stride", 2), astr("order", "NHWC")), x)
 	optest.Benchmark(b, o)
 }
+
+// The convnet benchmark's first pooling layer: 2×2 stride 2 over 32
+// channels of 32×32, batch 16.
+func BenchmarkMaxPool2x2s2NCHW(b *testing.B) {
+	x := randTensor(newRand(3), blob.Float32, 16, 32, 32, 32)
+	o := optest.Steady(b, op("MaxPool", []string{"X"}, []string{"Y"}, ai("kernel", 2), ai("stride", 2)), x)
+	optest.Benchmark(b, o)
+	b.ReportMetric(float64(x.Size()*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+func BenchmarkMaxPoolGradient2x2s2NCHW(b *testing.B) {
+	x := randTensor(newRand(3), blob.Float32, 16, 32, 32, 32)
+	def := op("MaxPool", []string{"X"}, []string{"Y"}, ai("kernel", 2), ai("stride", 2))
+	y := optest.MustRunOp(b, def, x)[0]
+	g := op("MaxPoolGradient", []string{"X", "Y", "dY"}, []string{"dX"}, ai("kernel", 2), ai("stride", 2))
+	optest.Benchmark(b, optest.Steady(b, g, x, y, y))
+}

@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -67,6 +68,8 @@ func TestNumericGradients(t *testing.T) {
 			[]*blob.Tensor{randTensor(r, f, 2, 3, 4, 3)}},
 		{"MaxPoolWithIndex", op("MaxPoolWithIndex", []string{"X"}, []string{"Y", "I"}, ai("kernel", 2), ai("stride", 2), ai("pad", 1)),
 			[]*blob.Tensor{randTensor(r, f, 2, 2, 5, 4)}},
+		{"MaxPool 2x2 stride 2 odd sizes", op("MaxPool", []string{"X"}, []string{"Y"}, ai("kernel", 2), ai("stride", 2)),
+			[]*blob.Tensor{randTensor(r, f, 2, 2, 5, 7)}},
 		{"PadImage constant", op("PadImage", []string{"X"}, []string{"Y"}, ai("pad_t", 1), ai("pad_l", 2), ai("pad_b", 0), ai("pad_r", -1), af("value", 0.5)),
 			[]*blob.Tensor{randTensor(r, f, 2, 2, 3, 4)}},
 		{"PadImage reflect NHWC", op("PadImage", []string{"X"}, []string{"Y"}, astr("order", "NHWC"), ai("pad", 2), astr("mode", "reflect")),
@@ -130,5 +133,43 @@ func TestGradientDefs(t *testing.T) {
 		if len(gd.Ops) != 1 || !proto.Equal(gd.Ops[0], c.want) {
 			t.Errorf("%s: gradient ops %v, want %v", c.fwd.GetType(), gd.Ops, c.want)
 		}
+	}
+}
+
+// TestMaxPool2x2Ties checks the 2×2 stride-2 fast paths on a plane with a
+// row and a column that no window covers and with tied maxima: the gradient
+// goes to every input equal to its window's maximum, as in Caffe2.
+func TestMaxPool2x2Ties(t *testing.T) {
+	x := []float64{
+		1, 1, 2, 0, 5,
+		0, 1, 2, 2, 5,
+		-3, -3, 4, 9, 5,
+		-3, -3, 9, 9, 5,
+		7, 7, 7, 7, 7,
+	}
+	wantY := []float64{1, 2, -3, 9}
+	wantDX := []float64{
+		1, 1, 2, 0, 0,
+		0, 1, 2, 2, 0,
+		3, 3, 0, 4, 0,
+		3, 3, 4, 4, 0,
+		0, 0, 0, 0, 0,
+	}
+	for _, f := range []blob.DataType{blob.Float32, blob.Float64} {
+		def := op("MaxPool", []string{"X"}, []string{"Y"}, ai("kernel", 2), ai("stride", 2))
+		in := tensorOf(f, x, 1, 1, 5, 5)
+		y := optest.MustRunOp(t, def, in)[0]
+		checkTensor(t, fmt.Sprintf("%v Y", f), y, tensorOf(f, wantY, 1, 1, 2, 2), 0)
+		// dX starts dirty: the operator must clear what no window covers.
+		ws := optest.NewWorkspace()
+		ws.Feed("X", in)
+		ws.Feed("Y", y)
+		ws.Feed("dY", tensorOf(f, []float64{1, 2, 3, 4}, 1, 1, 2, 2))
+		ws.Feed("dX", tensorOf(f, slices.Repeat([]float64{-1}, 25), 1, 1, 5, 5))
+		g := op("MaxPoolGradient", []string{"X", "Y", "dY"}, []string{"dX"}, ai("kernel", 2), ai("stride", 2))
+		if err := ws.Run(g); err != nil {
+			t.Fatal(err)
+		}
+		checkTensor(t, fmt.Sprintf("%v dX", f), ws.Tensor("dX"), tensorOf(f, wantDX, 1, 1, 5, 5), 0)
 	}
 }

@@ -260,6 +260,10 @@ func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, id
 
 // maxPlane max-pools one NCHW plane.
 func maxPlane[T blob.Float](w *window, x, y []T) {
+	if w.pool2x2() {
+		maxPlane2x2(w, x, y)
+		return
+	}
 	low := lowest[T]()
 	ih, iw := w.in[1], w.in[2]
 	q := 0
@@ -288,6 +292,10 @@ func maxPlane[T blob.Float](w *window, x, y []T) {
 // of the plane directly instead of channel slices of length one makes the
 // convnet benchmark's MaxPoolGradient 5× faster.
 func maxGradPlane[T blob.Float](w *window, x, y, dy, dx []T) {
+	if w.pool2x2() {
+		maxGradPlane2x2(w, x, y, dy, dx)
+		return
+	}
 	clear(dx)
 	ih, iw := w.in[1], w.in[2]
 	q := 0
@@ -312,6 +320,102 @@ func maxGradPlane[T blob.Float](w *window, x, y, dy, dx []T) {
 			}
 		}
 	}
+}
+
+// pool2x2 reports whether w is a 2-D 2×2 window of stride 2 with no
+// padding whose windows all lie in the input: they then tile it, each
+// output reading two adjacent values of two adjacent rows.
+func (w *window) pool2x2() bool {
+	return w.in[0] == 1 && w.out[0] == 1 && w.k[0] == 1 && w.pad[0] == 0 &&
+		w.k[1] == 2 && w.k[2] == 2 && w.s[1] == 2 && w.s[2] == 2 && w.pad[1] == 0 && w.pad[2] == 0 &&
+		2*w.out[1] <= w.in[1] && 2*w.out[2] <= w.in[2]
+}
+
+// maxPlane2x2 is maxPlane for a pool2x2 window: two input rows at a time,
+// with no window bounds to compute.
+func maxPlane2x2[T blob.Float](w *window, x, y []T) {
+	iw, ow := w.in[2], w.out[2]
+	for oh := range w.out[1] {
+		r0 := x[2*oh*iw : 2*oh*iw+2*ow]
+		r1 := x[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
+		ys := y[oh*ow : (oh+1)*ow]
+		for i := range ys {
+			ys[i] = max(max(r0[2*i], r0[2*i+1]), max(r1[2*i], r1[2*i+1]))
+		}
+	}
+}
+
+// maxGradPlane2x2 is maxGradPlane for a pool2x2 window. The windows do not
+// overlap, so each input's gradient is set, not added: dy where it equals
+// its window's maximum, else zero (only the rows and columns no window
+// covers need clearing).
+func maxGradPlane2x2[T blob.Float](w *window, x, y, dy, dx []T) {
+	ih, iw, ow := w.in[1], w.in[2], w.out[2]
+	if f, ok := any(x).([]float32); ok {
+		maxGrad2x2F32(w, f, any(y).([]float32), any(dy).([]float32), any(dx).([]float32))
+	} else {
+		for oh := range w.out[1] {
+			x0 := x[2*oh*iw : 2*oh*iw+2*ow]
+			x1 := x[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
+			d0 := dx[2*oh*iw : 2*oh*iw+2*ow]
+			d1 := dx[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
+			ys, gs := y[oh*ow:(oh+1)*ow], dy[oh*ow:(oh+1)*ow]
+			for i, m := range ys {
+				g := gs[i]
+				d0[2*i], d0[2*i+1], d1[2*i], d1[2*i+1] = 0, 0, 0, 0
+				if x0[2*i] == m {
+					d0[2*i] = g
+				}
+				if x0[2*i+1] == m {
+					d0[2*i+1] = g
+				}
+				if x1[2*i] == m {
+					d1[2*i] = g
+				}
+				if x1[2*i+1] == m {
+					d1[2*i+1] = g
+				}
+			}
+		}
+	}
+	if iw > 2*ow {
+		for h := range 2 * w.out[1] {
+			clear(dx[h*iw+2*ow : (h+1)*iw])
+		}
+	}
+	clear(dx[2*w.out[1]*iw : ih*iw])
+}
+
+// maxGrad2x2F32 is maxGradPlane2x2's loop over the windows for float32,
+// branchless: each input's gradient is dy's bits masked by whether it equals
+// the maximum, where the branches (random for random data) made
+// BenchmarkMaxPoolGradient2x2s2NCHW take 1.5 ms
+// instead of 0.45 ms.
+func maxGrad2x2F32(w *window, x, y, dy, dx []float32) {
+	iw, ow := w.in[2], w.out[2]
+	for oh := range w.out[1] {
+		x0 := x[2*oh*iw : 2*oh*iw+2*ow]
+		x1 := x[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
+		d0 := dx[2*oh*iw : 2*oh*iw+2*ow]
+		d1 := dx[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
+		ys, gs := y[oh*ow:(oh+1)*ow], dy[oh*ow:(oh+1)*ow]
+		for i, m := range ys {
+			g := math.Float32bits(gs[i])
+			d0[2*i] = math.Float32frombits(g & eqMask(x0[2*i], m))
+			d0[2*i+1] = math.Float32frombits(g & eqMask(x0[2*i+1], m))
+			d1[2*i] = math.Float32frombits(g & eqMask(x1[2*i], m))
+			d1[2*i+1] = math.Float32frombits(g & eqMask(x1[2*i+1], m))
+		}
+	}
+}
+
+// eqMask returns all ones if a == b, else zero.
+func eqMask(a, b float32) uint32 {
+	var m uint32
+	if a == b {
+		m = ^uint32(0)
+	}
+	return m
 }
 
 // maxPlaneIndex max-pools one NCHW plane and records where each maximum
