@@ -48,10 +48,15 @@ type BlobInfo struct {
 	// Bytes is the payload size: the elements' bytes (string lengths for a
 	// STRING tensor) or the byte string's length.
 	Bytes int64
-	// Chunks is the number of records the blob was split into.
+	// InDataFile says the payload is in the checkpoint's data file rather
+	// than in records (see SaveCheckpoint).
+	InDataFile bool
+	// Chunks is the number of records the blob was split into, or for a
+	// blob in the data file the number of pieces its checksums cover.
 	Chunks int
 	// CRC32C is the Castagnoli CRC of the blob's records, concatenated in
-	// chunk order, as stored, and ChunkCRC32C that of each record.
+	// chunk order, as stored, and ChunkCRC32C that of each record; for a
+	// blob in the data file, of its payload and of each piece.
 	CRC32C      uint32
 	ChunkCRC32C []uint32
 }
@@ -65,15 +70,23 @@ func (m *Manifest) TotalBytes() int64 {
 	return n
 }
 
-// manifestWire is a manifest as stored (msgpack, sealed).
+// manifestWire is a manifest as stored (msgpack, sealed). Version 2 added
+// the data file: DataBytes is its size (0: the save has none) and
+// ChunkBytes the size of the pieces its blobs' checksums cover; version 1
+// manifests have no data file and still load.
 type manifestWire struct {
-	V         uint8          `msgpack:"v"`
-	ID        int64          `msgpack:"id"`
-	Iteration int64          `msgpack:"it"`
-	UnixNano  int64          `msgpack:"ts"`
-	Gen       uint64         `msgpack:"g"`
-	Blobs     []blobInfoWire `msgpack:"b"`
+	V          uint8          `msgpack:"v"`
+	ID         int64          `msgpack:"id"`
+	Iteration  int64          `msgpack:"it"`
+	UnixNano   int64          `msgpack:"ts"`
+	Gen        uint64         `msgpack:"g"`
+	Blobs      []blobInfoWire `msgpack:"b"`
+	DataBytes  int64          `msgpack:"fs,omitempty"`
+	ChunkBytes int64          `msgpack:"cb,omitempty"`
 }
+
+// manifestVersion is the manifest format this build writes.
+const manifestVersion = 2
 
 type blobInfoWire struct {
 	Name    string   `msgpack:"n"`
@@ -86,6 +99,9 @@ type blobInfoWire struct {
 	Chunks  int      `msgpack:"c"`
 	CRC     uint32   `msgpack:"crc"`
 	Chunk   []uint32 `msgpack:"cc"`
+	// InFile says the payload is in the data file, at Offset.
+	InFile bool  `msgpack:"f,omitempty"`
+	Offset int64 `msgpack:"o,omitempty"`
 }
 
 func (w *manifestWire) manifest() Manifest {
@@ -99,7 +115,7 @@ func (w *manifestWire) manifest() Manifest {
 			}
 		}
 		m.Blobs[i] = BlobInfo{Name: b.Name, Kind: BlobKind(b.Kind), DataType: blob.DataType(b.DType), Shape: shape,
-			DeviceType: b.DevType, DeviceID: b.DevID, Bytes: b.Bytes, Chunks: b.Chunks, CRC32C: b.CRC, ChunkCRC32C: b.Chunk}
+			DeviceType: b.DevType, DeviceID: b.DevID, Bytes: b.Bytes, InDataFile: b.InFile, Chunks: b.Chunks, CRC32C: b.CRC, ChunkCRC32C: b.Chunk}
 	}
 	return m
 }
@@ -110,20 +126,31 @@ func infoWire(b BlobInfo) blobInfoWire {
 		dims[i] = int64(d)
 	}
 	return blobInfoWire{Name: b.Name, Kind: uint8(b.Kind), DType: int32(b.DataType), Dims: dims,
-		DevType: b.DeviceType, DevID: b.DeviceID, Bytes: b.Bytes, Chunks: b.Chunks, CRC: b.CRC32C, Chunk: b.ChunkCRC32C}
+		DevType: b.DeviceType, DevID: b.DeviceID, Bytes: b.Bytes, InFile: b.InDataFile, Chunks: b.Chunks, CRC: b.CRC32C, Chunk: b.ChunkCRC32C}
 }
 
 // validate checks what a loader relies on, so that a manifest written by a
 // different build fails clearly rather than halfway through a load.
 func (w *manifestWire) validate(id int64) error {
-	if w.V != recordVersion {
-		return fmt.Errorf("manifest format version %d (this build reads %d)", w.V, recordVersion)
+	if w.V != 1 && w.V != manifestVersion {
+		return fmt.Errorf("manifest format version %d (this build reads 1 and %d)", w.V, manifestVersion)
 	}
 	if w.ID != id {
 		return fmt.Errorf("manifest is stored under id %d but names id %d", id, w.ID)
 	}
+	if w.DataBytes < 0 || (w.DataBytes > 0 && (w.V < 2 || w.DataBytes < dataHeaderSize || w.ChunkBytes <= 0)) {
+		return fmt.Errorf("manifest gives a data file of %d bytes in pieces of %d", w.DataBytes, w.ChunkBytes)
+	}
 	seen := make(map[string]bool, len(w.Blobs))
 	for _, b := range w.Blobs {
+		if b.InFile {
+			if w.DataBytes == 0 || (BlobKind(b.Kind) == KindTensor && blob.DataType(b.DType) == blob.String) ||
+				b.Offset < dataHeaderSize || b.Bytes <= 0 || b.Bytes > w.DataBytes-b.Offset ||
+				int64(b.Chunks) != (b.Bytes+w.ChunkBytes-1)/w.ChunkBytes {
+				return fmt.Errorf("manifest puts blob %q (%d bytes, %d chunks) at %d of a data file of %d bytes in pieces of %d",
+					b.Name, b.Bytes, b.Chunks, b.Offset, w.DataBytes, w.ChunkBytes)
+			}
+		}
 		if b.Name == "" || seen[b.Name] {
 			return fmt.Errorf("manifest lists the blob name %q twice or empty", b.Name)
 		}
@@ -260,7 +287,9 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 	}
 	plans := make([]encodedBlob, len(blobs))
 	seen := make(map[string]bool, len(blobs))
-	var total int64
+	m := &manifestWire{V: manifestVersion, ID: id, Iteration: cfg.iteration, Blobs: make([]blobInfoWire, len(blobs))}
+	var recordBytes int64
+	inFile := false
 	for i, name := range blobs {
 		if name == "" {
 			return s.errorf("SaveCheckpoint %d: blob name %d is empty", id, i)
@@ -278,7 +307,13 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 			return s.errorf("SaveCheckpoint %d: %v", id, err)
 		}
 		plans[i] = p
-		total += p.info.Bytes
+		m.Blobs[i] = infoWire(p.info)
+		if inDataFile(&p, s.fileMin) {
+			m.Blobs[i].InFile = true
+			inFile = true
+		} else {
+			recordBytes += p.info.Bytes
+		}
 	}
 
 	done, err := s.use()
@@ -289,17 +324,25 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 
-	m := &manifestWire{V: recordVersion, ID: id, Iteration: cfg.iteration, UnixNano: time.Now().UnixNano(), Gen: rand.Uint64()}
-	staged := s.stage || total > singleTxnBytes
+	m.UnixNano, m.Gen = time.Now().UnixNano(), rand.Uint64()
+	if inFile {
+		// Pieces hold whole elements of every type, so that a big-endian
+		// host can swap them piece by piece.
+		piece := max(8, cfg.chunkBytes&^7)
+		if err := s.writeDataFile(m, plans, piece, cfg.noSync); err != nil {
+			return s.errorf("SaveCheckpoint %d: %v", id, err)
+		}
+	}
+	staged := s.stage || recordBytes > singleTxnBytes
 	err = s.writeCheckpoint(m, plans, staged)
 	if errors.Is(err, errNeedStaging) {
 		staged = true
 		err = s.writeCheckpoint(m, plans, true)
 	}
 	if err != nil {
-		if staged {
+		if staged || inFile {
 			// Best effort: the next Open removes what is left.
-			_ = s.deleteGeneration(id, m.Gen)
+			s.abandon(id, m.Gen)
 		}
 		return s.errorf("SaveCheckpoint %d: %v", id, err)
 	}
@@ -319,13 +362,16 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 	return nil
 }
 
-// writeCheckpoint writes the records and then the manifest, in one
-// transaction or staged.
+// writeCheckpoint writes the records of the blobs not in the data file and
+// then the manifest, in one transaction or staged, filling in the records'
+// checksums.
 func (s *Store) writeCheckpoint(m *manifestWire, plans []encodedBlob, staged bool) error {
 	w := &ckptWriter{db: s.db, staged: staged, limit: s.stagedBytes}
 	defer w.discard()
-	m.Blobs = make([]blobInfoWire, len(plans))
 	for i, p := range plans {
+		if m.Blobs[i].InFile {
+			continue
+		}
 		var crc uint32
 		chunkCRCs := make([]uint32, p.info.Chunks)
 		for c := 0; c < p.info.Chunks; c++ {
@@ -339,9 +385,7 @@ func (s *Store) writeCheckpoint(m *manifestWire, plans []encodedBlob, staged boo
 				return err
 			}
 		}
-		info := p.info
-		info.CRC32C, info.ChunkCRC32C = crc, chunkCRCs
-		m.Blobs[i] = infoWire(info)
+		m.Blobs[i].CRC, m.Blobs[i].Chunk = crc, chunkCRCs
 	}
 	body, err := msgpack.Marshal(m)
 	if err != nil {
@@ -429,18 +473,32 @@ func (s *Store) keysUnder(prefix string) ([]string, error) {
 	return keys, err
 }
 
-// deleteGeneration deletes the records of one save of checkpoint id.
-func (s *Store) deleteGeneration(id int64, gen uint64) error {
-	keys, err := s.keysUnder(genPrefix(id, gen))
-	if err != nil {
-		return err
+// abandon deletes what a failed save (generation gen of checkpoint id)
+// wrote: its records and data file, unless its manifest did get committed
+// (a failure after the commit). Errors are ignored: the next Open removes
+// what is left.
+func (s *Store) abandon(id int64, gen uint64) {
+	committed := false
+	_ = s.db.View(func(txn *badger.Txn) error {
+		m, err := readManifest(txn, id)
+		committed = err == nil && m.Gen == gen
+		return nil
+	})
+	if committed {
+		return
 	}
-	return s.deleteKeys(keys)
+	if keys, err := s.keysUnder(genPrefix(id, gen)); err == nil {
+		_ = s.deleteKeys(keys)
+	}
+	_ = s.removeDataFiles(id, func(g uint64) bool { return g != gen }, true)
 }
 
-// tidy deletes the records under checkpoint id that belong to a generation
-// other than gen and reports whether there were any.
+// tidy deletes the records and data files of checkpoint id that belong to
+// a generation other than gen and reports whether there were records.
 func (s *Store) tidy(id int64, gen uint64) (bool, error) {
+	if err := s.removeDataFiles(id, func(g uint64) bool { return g == gen }, true); err != nil {
+		return false, err
+	}
 	keys, err := s.keysUnder(ckptIDPrefix(id))
 	if err != nil {
 		return false, err
@@ -458,10 +516,10 @@ func (s *Store) tidy(id int64, gen uint64) (bool, error) {
 	return len(stale) > 0, s.deleteKeys(stale)
 }
 
-// sweep removes the records no intact manifest names: those of saves that
-// never reached their manifest and of deletes that did not finish. Records
-// under a manifest that does not decode are kept (they are evidence, and
-// DeleteCheckpoint removes them).
+// sweep removes the records and data files no intact manifest names: those
+// of saves that never reached their manifest and of deletes that did not
+// finish. Records and files under a manifest that does not decode are kept
+// (they are evidence, and DeleteCheckpoint removes them).
 func (s *Store) sweep() error {
 	type rec struct {
 		key string
@@ -494,6 +552,19 @@ func (s *Store) sweep() error {
 	})
 	if err != nil {
 		return s.errorf("scanning checkpoints: %v", err)
+	}
+	files, err := s.dataFiles()
+	if err != nil {
+		return s.errorf("listing the data files: %v", err)
+	}
+	for id := range files {
+		if keep[id] {
+			continue
+		}
+		g, ok := gens[id]
+		if err := s.removeDataFiles(id, func(gen uint64) bool { return ok && gen == g }, false); err != nil {
+			return s.errorf("removing the data files of unfinished checkpoint saves: %v", err)
+		}
 	}
 	var orphans []string
 	for _, r := range recs {
@@ -568,7 +639,12 @@ func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) error {
 		return err
 	}
 	defer done()
+	// Held until the data file is read: a save replacing this checkpoint,
+	// or a delete, removes the file only after the load.
+	s.fmu.RLock()
+	defer s.fmu.RUnlock()
 	var m *manifestWire
+	var man Manifest
 	var values []any
 	err = s.db.View(func(txn *badger.Txn) error {
 		var err error
@@ -581,8 +657,11 @@ func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) error {
 			return err
 		}
 		values = make([]any, len(m.Blobs))
-		man := m.manifest()
+		man = m.manifest()
 		for i, info := range man.Blobs {
+			if info.InDataFile {
+				continue
+			}
 			v, err := readBlob(txn, m, info)
 			if err != nil {
 				return fmt.Errorf("checkpoint %d: blob %q: %w", id, info.Name, err)
@@ -591,6 +670,11 @@ func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) error {
 		}
 		return nil
 	})
+	if err == nil && m.DataBytes > 0 {
+		if err = s.readDataFile(m, man.Blobs, values); err != nil {
+			err = fmt.Errorf("checkpoint %d: %w", id, err)
+		}
+	}
 	if err != nil {
 		return s.errorf("%w", err)
 	}
@@ -752,10 +836,29 @@ func (s *Store) deleteCheckpoint(id int64) error {
 	if err == nil {
 		err = s.deleteKeys(keys)
 	}
+	if err == nil {
+		err = s.removeDeletedDataFiles(id)
+	}
 	if err != nil {
-		return s.errorf("DeleteCheckpoint %d: removing its records (the checkpoint is gone; the next Open removes them): %v", id, err)
+		return s.errorf("DeleteCheckpoint %d: removing its records and data file (the checkpoint is gone; the next Open removes them): %v", id, err)
 	}
 	return nil
+}
+
+// removeDeletedDataFiles removes the data files of checkpoint id, whose
+// manifest was just deleted. The deletion is synced first: the records and
+// the manifest go together in badger's log, but a data file removed before
+// a power loss that undoes the unsynced manifest deletion would leave a
+// checkpoint without its data.
+func (s *Store) removeDeletedDataFiles(id int64) error {
+	files, err := s.dataFiles()
+	if err != nil || len(files[id]) == 0 {
+		return err
+	}
+	if err := s.db.Sync(); err != nil {
+		return err
+	}
+	return s.removeDataFiles(id, nil, true)
 }
 
 // KeepLast deletes old checkpoints, keeping the k with the highest ids

@@ -48,6 +48,16 @@
 // the CRC32C (Castagnoli) of its records concatenated in chunk order and of
 // each record.
 //
+// In a store on disk, the payloads of 64 KiB and more (but STRING tensors')
+// do not go into records: each save writes them, raw and little-endian,
+// one after another at page-aligned offsets, into one data file,
+// <store>/data/<id>-<generation>.data, with large sequential writes and one
+// fsync before the manifest is committed, and a load reads them straight
+// into the new tensors. The manifest then gives the file's size, each
+// payload's offset, and the CRC32C of the payload and of each piece of it
+// (the chunk size). This reaches the disk's sequential bandwidth where
+// badger's value log reached about half of it (BenchmarkCheckpointVsDisk).
+//
 // # Crash safety
 //
 // The manifest is the commit point. A checkpoint of up to 256 MiB is written
@@ -61,7 +71,8 @@
 // generation's records are deleted only after the new manifest is
 // committed. Deletion removes the manifest first. A process killed at any
 // moment therefore leaves every checkpoint that had its manifest complete
-// and loadable; Open removes the records that no manifest names. Loading
+// and loadable; Open removes the records and data files that no manifest
+// names. Loading
 // checks every record against the manifest and its checksum and changes the
 // workspace only when all pass. Damage is reported as an error wrapping
 // ErrCorrupt, naming the store, checkpoint, blob and chunk; the store stays

@@ -200,6 +200,11 @@ type encodedBlob struct {
 	info BlobInfo
 	// next returns chunk i's encoded record; i runs from 0 to info.Chunks-1.
 	next func(i int) ([]byte, error)
+	// raw is the payload in native byte order, for a checkpoint data file
+	// (nil for STRING tensors, whose payload is not one byte slice), and
+	// item the size of the units whose bytes a big-endian host swaps.
+	raw  []byte
+	item int
 }
 
 // planBlob describes b (named name) for the manifest and prepares its chunk
@@ -228,7 +233,7 @@ func planBytes(name string, kind BlobKind, data []byte, chunkBytes int) encodedB
 	n := len(data)
 	chunks := max(1, (n+chunkBytes-1)/chunkBytes)
 	info := BlobInfo{Name: name, Kind: kind, DataType: blob.Undefined, Bytes: int64(n), Chunks: chunks, DeviceType: netdef.CPU}
-	return encodedBlob{info: info, next: func(i int) ([]byte, error) {
+	return encodedBlob{info: info, raw: data, item: 1, next: func(i int) ([]byte, error) {
 		begin := min(i*chunkBytes, n)
 		end := min(begin+chunkBytes, n)
 		return encodeRecord(&blobRecord{V: recordVersion, Kind: uint8(kind), Name: name, Chunk: i,
@@ -280,7 +285,7 @@ func planTensor(name string, t *blob.Tensor, chunkBytes int) (encodedBlob, error
 	item := dtype.ItemSize()
 	per := max(1, chunkBytes/item)
 	info.Chunks = max(1, (size+per-1)/per)
-	return encodedBlob{info: info, next: func(i int) ([]byte, error) {
+	return encodedBlob{info: info, raw: raw, item: item, next: func(i int) ([]byte, error) {
 		begin := min(i*per, size)
 		end := min(begin+per, size)
 		r := rec(i, begin, end)

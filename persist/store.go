@@ -49,6 +49,15 @@ type Store struct {
 	// every value in its memtables and refuses values above its value
 	// threshold.
 	maxChunk int
+	// fileMin is the payload size from which a checkpoint blob goes into
+	// the save's data file (0: never; in-memory stores have no files).
+	fileMin int64
+	// fmu is held shared by loads reading a data file and exclusively by
+	// whoever removes data files.
+	fmu sync.RWMutex
+	// removals counts the data-file removals running in the background
+	// (see removeDataFiles); Close waits for them.
+	removals sync.WaitGroup
 }
 
 // inMemoryPath names in-memory stores in errors.
@@ -101,7 +110,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persist: opening store %q: %w", dir, err)
 	}
-	s := &Store{path: dir, db: db, stagedBytes: stagedTxnBytes}
+	s := &Store{path: dir, db: db, stagedBytes: stagedTxnBytes, fileMin: dataFileMinBytes}
 	if err := s.sweep(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -137,6 +146,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.removals.Wait()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("persist: closing store %q: %w", s.path, err)
 	}

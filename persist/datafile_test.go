@@ -1,0 +1,231 @@
+package persist
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/caffe2go/caffe2go/blob"
+)
+
+// stDataFiles returns the data files of checkpoint id in s's data directory.
+func stDataFiles(t *testing.T, s *Store, id int64) []string {
+	t.Helper()
+	s.removals.Wait()
+	files, err := s.dataFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, gen := range files[id] {
+		paths = append(paths, filepath.Join(s.path, dataDirName, dataFileName(id, gen)))
+	}
+	return paths
+}
+
+// TestCheckpointDataFile checks where a checkpoint's payloads go (big ones
+// into the save's data file, small ones and STRING tensors into records)
+// and that the file follows the checkpoint: replaced by a new save of the
+// same id, removed with it, and removed by Open when no manifest names it.
+func TestCheckpointDataFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	ws := newStWS()
+	big := stRandomTensor(r, blob.Float32, 300, 100) // 120,000 bytes
+	small := stRandomTensor(r, blob.Int32, 10)
+	strs := stRandomTensor(r, blob.String, 40_000)
+	ws.set("big", big)
+	ws.set("small", small)
+	ws.set("strs", strs)
+	ws.set("bytes", make([]byte, dataFileMinBytes))
+	if err := s.SaveCheckpoint(ws, 1, []string{"big", "small", "strs", "bytes"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Checkpoint(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInFile := map[string]bool{"big": true, "small": false, "strs": false, "bytes": true}
+	for _, b := range m.Blobs {
+		if b.InDataFile != wantInFile[b.Name] {
+			t.Errorf("blob %q (%d bytes): InDataFile %v, want %v", b.Name, b.Bytes, b.InDataFile, wantInFile[b.Name])
+		}
+	}
+	first := stDataFiles(t, s, 1)
+	if len(first) != 1 {
+		t.Fatalf("checkpoint 1 has data files %v, want one", first)
+	}
+
+	// A new save of the same id replaces the file.
+	big2 := stRandomTensor(r, blob.Float32, 300, 100)
+	ws.set("big", big2)
+	if err := s.SaveCheckpoint(ws, 1, []string{"big", "small"}); err != nil {
+		t.Fatal(err)
+	}
+	second := stDataFiles(t, s, 1)
+	if len(second) != 1 || second[0] == first[0] {
+		t.Fatalf("after the second save: data files %v (first save's %v)", second, first)
+	}
+	out := newStWS()
+	if err := s.LoadCheckpoint(out, 1); err != nil {
+		t.Fatal(err)
+	}
+	stSameTensor(t, "big", out.GetBlob("big").Tensor(), big2)
+	stSameTensor(t, "small", out.GetBlob("small").Tensor(), small)
+
+	// An orphan file (a save killed before its manifest) goes at Open; the
+	// checkpoint's own file stays.
+	orphan := filepath.Join(dir, dataDirName, dataFileName(7, 0xabc))
+	if err := os.WriteFile(orphan, dataHeader(7, 0xabc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("orphan data file after Open: %v", err)
+	}
+	if got := stDataFiles(t, s, 1); len(got) != 1 || got[0] != second[0] {
+		t.Errorf("after Open: data files %v, want %v", got, second)
+	}
+
+	if err := s.DeleteCheckpoint(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := stDataFiles(t, s, 1); len(got) != 0 {
+		t.Errorf("after DeleteCheckpoint: data files %v", got)
+	}
+}
+
+// TestCheckpointDataFileDamage damages the data file of the latest
+// checkpoint in every way a disk or a person can: each load fails with
+// ErrCorrupt naming the checkpoint and what is wrong, leaves the workspace
+// alone, and the earlier checkpoint and the store stay usable.
+func TestCheckpointDataFileDamage(t *testing.T) {
+	rewrite := func(f func([]byte) []byte) func(t *testing.T, path string) {
+		return func(t *testing.T, path string) {
+			v, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, f(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cases := []struct {
+		name   string
+		want   string
+		damage func(t *testing.T, path string)
+	}{
+		{"flipped payload byte", `blob "w" chunk 1: checksum mismatch`, rewrite(func(v []byte) []byte {
+			return stFlipByte(v, dataAlign+stDamageChunk+5)
+		})},
+		{"flipped last byte", "checksum mismatch", rewrite(func(v []byte) []byte { return stFlipByte(v, len(v)-1) })},
+		{"truncated", "bytes, the manifest says", rewrite(func(v []byte) []byte { return v[:len(v)-100] })},
+		{"grown", "bytes, the manifest says", rewrite(func(v []byte) []byte { return append(v, 0) })},
+		{"header of another checkpoint", "header", rewrite(func(v []byte) []byte {
+			return append(dataHeader(1, 42), v[dataHeaderSize:]...)
+		})},
+		{"missing", "missing", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openStStore(t)
+			r := rand.New(rand.NewPCG(3, 4))
+			ws := newStWS()
+			w1 := stRandomTensor(r, blob.Float64, 20_000)
+			ws.set("w", w1)
+			if err := s.SaveCheckpoint(ws, 1, []string{"w"}); err != nil {
+				t.Fatal(err)
+			}
+			ws.set("w", stRandomTensor(r, blob.Float64, 20_000))
+			if err := s.SaveCheckpoint(ws, 2, []string{"w"}, ChunkBytes(stDamageChunk)); err != nil {
+				t.Fatal(err)
+			}
+			paths := stDataFiles(t, s, 2)
+			if len(paths) != 1 {
+				t.Fatalf("checkpoint 2 has data files %v", paths)
+			}
+			c.damage(t, paths[0])
+
+			out := newStWS()
+			sentinel := blob.MustFromSlice([]float32{7})
+			out.set("w", sentinel)
+			err := s.LoadCheckpoint(out, 2)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "checkpoint 2") || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("LoadCheckpoint = %v; want ErrCorrupt naming checkpoint 2 and %q", err, c.want)
+			}
+			if out.GetBlob("w").Tensor() != sentinel {
+				t.Fatal("a failed load changed the workspace")
+			}
+			if err := s.LoadCheckpoint(out, 1); err != nil {
+				t.Fatal(err)
+			}
+			stSameTensor(t, "w", out.GetBlob("w").Tensor(), w1)
+			if err := s.DeleteCheckpoint(2); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SaveCheckpoint(ws, 2, []string{"w"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.LoadCheckpoint(out, 2); err != nil {
+				t.Fatal(err)
+			}
+			stSameTensor(t, "w", out.GetBlob("w").Tensor(), ws.GetBlob("w").Tensor())
+		})
+	}
+}
+
+// stDamageChunk is the piece size of the damaged checkpoints: 160,000
+// bytes of payload in three pieces.
+const stDamageChunk = 64 << 10
+
+// TestDataFileManifestValidation checks that a manifest placing a blob
+// outside its data file is refused before anything is read or allocated.
+func TestDataFileManifestValidation(t *testing.T) {
+	s := openStStore(t)
+	ws := newStWS()
+	ws.set("w", stRandomTensor(rand.New(rand.NewPCG(1, 1)), blob.Float32, 50_000))
+	if err := s.SaveCheckpoint(ws, 1, []string{"w"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(m *manifestWire)
+	}{
+		{"offset past the end", func(m *manifestWire) { m.Blobs[0].Offset = m.DataBytes }},
+		{"offset in the header", func(m *manifestWire) { m.Blobs[0].Offset = 8 }},
+		{"wrong piece count", func(m *manifestWire) { m.Blobs[0].Chunks++ }},
+		{"no data file", func(m *manifestWire) { m.DataBytes = 0 }},
+		{"zero piece size", func(m *manifestWire) { m.ChunkBytes = 0 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var m *manifestWire
+			if err := s.db.View(func(txn *badger.Txn) (err error) { m, err = readManifest(txn, 1); return err }); err != nil {
+				t.Fatal(err)
+			}
+			c.edit(m)
+			if err := m.validate(1); err == nil {
+				t.Fatalf("validate accepted %+v", m)
+			}
+		})
+	}
+}
