@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 )
@@ -19,6 +20,9 @@ import (
 type ModelHelper struct {
 	m            *brew.Model
 	net, initNet *Net
+	// dp is the data-parallel model data_parallel_model.Parallelize made
+	// of m (nil before).
+	dp *dataparallel.Parallel
 }
 
 var _ starlark.HasAttrs = (*ModelHelper)(nil)
@@ -52,7 +56,8 @@ func (h *ModelHelper) Hash() (uint32, error) { return starlark.String(h.m.Name).
 var modelMethods = newMethodTable("ModelHelper",
 	"ModelHelper(name=None, init_params=True, allow_not_known_ops=True, arg_scope=None, param_model=None):\n"+
 		"a model built with brew helpers: net (the train or predict net), param_init_net (creates the\n"+
-		"parameters), name, params. Operator types are forwarded to net.",
+		"parameters), name, params, param_to_grad (param -> gradient, after AddGradientOperators).\n"+
+		"Operator types are forwarded to net.",
 	[]fn{
 		{"AddGradientOperators", "AddGradientOperators(*losses)\n\nAppends the backward pass for the losses (names, BlobReferences or one list) and records\neach parameter's gradient; returns the gradient map. Only once per model.", modelAddGradients},
 		{"GetParams", "GetParams(namescope=None)\n\nThe trainable parameters under namescope (None: the current name scope; \"\": all), in creation order.", modelGetParams},
@@ -75,6 +80,8 @@ func (h *ModelHelper) Attr(name string) (starlark.Value, error) {
 		return refs(h.m.ParamsIn(""), h.net), nil
 	case "init_params":
 		return starlark.Bool(h.m.InitParams), nil
+	case "param_to_grad":
+		return h.paramToGrad(), nil
 	}
 	if m := modelMethods.bind(name, h); m != nil {
 		return m, nil
@@ -84,7 +91,7 @@ func (h *ModelHelper) Attr(name string) (starlark.Value, error) {
 
 // AttrNames lists the attributes and methods.
 func (h *ModelHelper) AttrNames() []string {
-	return append([]string{"init_params", "name", "net", "param_init_net", "params"}, modelMethods.names()...)
+	return append([]string{"init_params", "name", "net", "param_init_net", "param_to_grad", "params"}, modelMethods.names()...)
 }
 
 func refs(names []string, n *Net) *starlark.List {
@@ -571,7 +578,7 @@ var brewModule = (&moduleSpec{
 				}
 				return brew.Accuracy(c.model.m, ins[0], ins[1], out, c.opts...)
 			})},
-		{"add_weight_decay", "add_weight_decay(model, weight_decay)\n\nAdds weight_decay * param to the gradient of every weight in the current name scope.",
+		{"add_weight_decay", "add_weight_decay(model, weight_decay)\n\nAdds weight_decay * param to the gradient of every weight (as optimizer.add_weight_decay).",
 			brewHelper([]string{"weight_decay"}, func(c *helperCall) (string, error) {
 				wd, ok := starlark.AsFloat(c.args["weight_decay"])
 				if !ok {
@@ -579,6 +586,14 @@ var brewModule = (&moduleSpec{
 				}
 				return "", brew.AddWeightDecay(c.model.m, float32(wd))
 			})},
+		{"db_input", "db_input(model, blobs_out, batch_size, db, db_type)\n\n" +
+			"Reads batches of TensorProtos records from a DB: CreateDB([], \"dbreader_\" + db, db, db_type) in\n" +
+			"param_init_net, then TensorProtosDBInput([reader], blobs_out, batch_size) in net, where output i\n" +
+			"gets the i-th tensor of each record. Returns the outputs' BlobReferences as a tuple.", brewDBInput},
+		{"arg_scope", "arg_scope(helpers, fn, **kw)\n\n" +
+			"Calls fn() with kw added to the keywords of every call of the helpers (brew.conv, a list of\n" +
+			"helpers, or their names such as \"fc\"): Caffe2's `with brew.arg_scope([brew.conv], order=\"NHWC\"):`.\n" +
+			"Scopes nest, the inner one winning; explicit keywords win over every scope. Returns fn's result.", brewArgScope},
 	},
 }).register()
 
@@ -607,82 +622,6 @@ func convHelper(f func(m *brew.Model, in, out string, dimIn, dimOut, kernel int,
 		return f(c.model.m, in, out, dimIn, dimOut, kernel, c.opts...)
 	})
 }
-
-var optimizerModule = (&moduleSpec{
-	name: "optimizer",
-	doc:  "optimizer: adds parameter updates to a model whose gradients exist (model.AddGradientOperators).",
-	funcs: []fn{
-		{"build_sgd", "build_sgd(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, policy=\"fixed\",\n" +
-			"          momentum=0.0, nesterov=1, lars=None, iter_val=0, **kwargs)\n\n" +
-			"Stochastic gradient descent on every parameter: a LearningRate (policy and its kwargs, e.g.\n" +
-			"stepsize, gamma), then WeightedSum updates, or MomentumSGDUpdate with momentum > 0.", optBuildSGD},
-	},
-}).register()
-
-func optBuildSGD(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	known := map[string]bool{"model": true, "base_learning_rate": true, "max_gradient_norm": true, "allow_lr_injection": true,
-		"policy": true, "momentum": true, "nesterov": true, "lars": true, "iter_val": true}
-	var own, lrKw []starlark.Tuple
-	for _, kv := range kwargs {
-		if k, _ := starlark.AsString(kv[0]); known[k] {
-			own = append(own, kv)
-		} else {
-			lrKw = append(lrKw, kv)
-		}
-	}
-	var model *ModelHelper
-	var lr floatArg
-	var maxNorm, lars starlark.Value = starlark.None, starlark.None
-	var momentum floatArg
-	policy, inject, nesterov, iterVal := "fixed", false, 1, 0
-	if err := starlark.UnpackArgs(b.Name(), args, own, "model", &model, "base_learning_rate", &lr,
-		"max_gradient_norm?", &maxNorm, "allow_lr_injection?", &inject, "policy?", &policy,
-		"momentum?", &momentum, "nesterov?", &nesterov, "lars?", &lars, "iter_val?", &iterVal); err != nil {
-		return nil, err
-	}
-	o := brew.SGDOptions{BaseLR: float32(lr), Policy: policy, IterVal: int64(iterVal), Momentum: float32(momentum), NoNesterov: nesterov == 0}
-	o.AllowLRInjection = inject
-	if maxNorm != starlark.None {
-		f, ok := starlark.AsFloat(maxNorm)
-		if !ok {
-			return nil, fmt.Errorf("%s: max_gradient_norm must be a number", b.Name())
-		}
-		o.MaxGradientNorm = float32(f)
-	}
-	if lars != starlark.None {
-		f, ok := starlark.AsFloat(lars)
-		if !ok {
-			return nil, fmt.Errorf("%s: lars must be a number", b.Name())
-		}
-		o.Lars, o.LarsOffset = true, float32(f)
-	}
-	for _, kv := range lrKw {
-		k, _ := starlark.AsString(kv[0])
-		a, err := makeArgument(k, kv[1])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
-		}
-		o.LRArgs = append(o.LRArgs, a)
-	}
-	opt, err := brew.BuildSGD(model.m, o)
-	if err != nil {
-		return nil, err
-	}
-	return &optimizerValue{opt: opt}, nil
-}
-
-// optimizerValue is the optimizer build_sgd returns.
-type optimizerValue struct {
-	opt *brew.Optimizer
-}
-
-func (o *optimizerValue) String() string {
-	return fmt.Sprintf("<%s %d>", o.opt.ClassName(), o.opt.InstanceNum())
-}
-func (o *optimizerValue) Type() string          { return "Optimizer" }
-func (o *optimizerValue) Freeze()               {}
-func (o *optimizerValue) Truth() starlark.Bool  { return true }
-func (o *optimizerValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: Optimizer") }
 
 func modelAddGradients(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	h := b.Receiver().(*ModelHelper)
@@ -784,4 +723,102 @@ func modelProto(init bool) builtinFunc {
 		}
 		return NewMessage(h.m.Net.Proto()), nil
 	}
+}
+
+// paramToGrad returns Caffe2's model.param_to_grad: each parameter's
+// gradient (a BlobReference, or a GradientSlice for a sparse one).
+func (h *ModelHelper) paramToGrad() *gradientMap {
+	grads := h.m.GradMap()
+	toGrad := h.m.ParamToGrad()
+	keys := make([]string, 0, len(toGrad))
+	for k := range toGrad {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	d := starlark.NewDict(len(keys))
+	for _, k := range keys {
+		var v starlark.Value = &BlobReference{name: toGrad[k], net: h.net}
+		if g := grads[k]; g.IsSparse() {
+			v = &GradientSlice{indices: g.Indices, values: g.Values}
+		}
+		// The keys are distinct strings, so SetKey cannot fail.
+		_ = d.SetKey(starlark.String(k), v)
+	}
+	return &gradientMap{d: d}
+}
+
+func brewDBInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var model *ModelHelper
+	var outsV starlark.Value
+	var batch int
+	var db, dbType string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "model", &model, "blobs_out", &outsV,
+		"batch_size", &batch, "db", &db, "db_type", &dbType); err != nil {
+		return nil, err
+	}
+	outs, err := blobNames(outsV)
+	if err != nil {
+		return nil, fmt.Errorf("%s: blobs_out: %v", b.Name(), err)
+	}
+	full, err := brew.DBInput(model.m, outs, batch, db, dbType)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	refs := make(starlark.Tuple, len(full))
+	for i, n := range full {
+		refs[i] = &BlobReference{name: n, net: model.net}
+	}
+	return refs, nil
+}
+
+func brewArgScope(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var helpersV starlark.Value
+	var fnV starlark.Callable
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, nil, 2, &helpersV, &fnV); err != nil {
+		return nil, err
+	}
+	var list []starlark.Value
+	switch v := helpersV.(type) {
+	case *starlark.List:
+		for i := range v.Len() {
+			list = append(list, v.Index(i))
+		}
+	case starlark.Tuple:
+		list = v
+	default:
+		list = []starlark.Value{v}
+	}
+	helpers := make([]brew.Helper, len(list))
+	for i, h := range list {
+		switch x := h.(type) {
+		case *starlark.Builtin:
+			name, ok := strings.CutPrefix(x.Name(), "brew.")
+			if !ok {
+				return nil, fmt.Errorf("%s: %s is not a brew helper", b.Name(), x.Name())
+			}
+			helpers[i] = brew.Helper(name)
+		case starlark.String:
+			helpers[i] = brew.Helper(x)
+		default:
+			return nil, fmt.Errorf("%s: helpers must be brew helpers or their names, got %s", b.Name(), h.Type())
+		}
+	}
+	opts, err := brewOptions(kwargs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	var result starlark.Value
+	var callErr error
+	err = brew.WithArgScope(helpers, opts, func() error {
+		result, callErr = starlark.Call(thread, fnV, nil, nil)
+		return callErr
+	})
+	if callErr != nil {
+		// The error of fn keeps its own traceback.
+		return nil, callErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return result, nil
 }

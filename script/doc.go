@@ -20,13 +20,21 @@
 //   - np: NumPy's names for making and inspecting arrays. Arrays (ndarray)
 //     are Starlark values wrapping *blob.Tensor, with shape, dtype, indexing,
 //     arithmetic and NumPy's printing.
-//   - utils: MakeArgument and tensor-proto conversions.
+//   - utils: MakeArgument, tensor-proto conversions and make_mnist_db (Caffe2's
+//     tool that turns the MNIST files into a DB).
 //   - caffe2_pb2: constructors of caffe2.proto messages. Messages read and
 //     write their fields as attributes and print in the text format.
 //   - model_helper, brew, optimizer: package brew's models, helpers and
 //     optimizers with Caffe2's names and keywords:
 //     model_helper.ModelHelper(name = "m"), brew.fc(model, "data", "fc",
-//     dim_in = 784, dim_out = 10), optimizer.build_sgd(model, 0.1).
+//     dim_in = 784, dim_out = 10), optimizer.build_sgd(model, 0.1); brew.arg_scope
+//     and brew.db_input; build_adam, build_adagrad, build_rms_prop and
+//     add_weight_decay.
+//   - data_parallel_model: package brew/dataparallel with Caffe2's names:
+//     Parallelize(model, input_builder_fun, forward_pass_builder_fun, …,
+//     devices = [0, 1], cpu_device = True) taking Starlark functions, then
+//     RunInitNet(model), RunNet(model, n) and the checkpoint helpers. Only
+//     CPU devices exist.
 //
 // Python's `with core.DeviceScope(opt):` blocks become calls that take the
 // block as a callable: with_device(opt, lambda: workspace.FeedBlob(...)).
@@ -35,7 +43,7 @@
 // the script position (FormatError renders the traceback).
 //
 // Each module is a moduleSpec in the interpreter's module list (script.go);
-// a new module, such as one binding brew/dataparallel, is one more entry.
+// a new module is one more entry.
 //
 // Like Caffe2's modules, these act on the process-wide current workspace
 // and scopes.

@@ -13,7 +13,8 @@ import (
 
 const overview = `caffe2go scripts: Starlark (a small Python dialect) with Caffe2's Python modules.
 
-Modules: workspace, core, np, utils, caffe2_pb2, model_helper, brew, optimizer, math, sys.
+Modules: workspace, core, np, utils, caffe2_pb2, model_helper, brew, optimizer, data_parallel_model,
+math, sys.
 Globals: help(x), with_device(opt, fn), with_namescope(prefix, fn).
 
   net = core.Net("my_net")
@@ -84,6 +85,8 @@ func Help(x starlark.Value) string {
 		return typeHelp("PlanHandle", planHandleMethods)
 	case *ModelHelper:
 		return typeHelp("ModelHelper", modelMethods)
+	case *optimizerValue:
+		return typeHelp("Optimizer", optimizerMethods)
 	case DType:
 		return fmt.Sprintf("dtype %s: a NumPy element type. Call it to convert: %s(x).", v, v)
 	}

@@ -15,7 +15,7 @@ import (
 
 // modules lists the Starlark modules every interpreter predeclares.
 var modules = []*moduleSpec{workspaceModule, coreModule, npModule, utilsModule, caffe2pb2Module,
-	modelHelperModule, brewModule, optimizerModule}
+	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
 
 // Options configure an Interpreter.
 type Options struct {

@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/starlarktest"
 
+	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -62,6 +63,7 @@ func resetWorld(t *testing.T) {
 	if err := workspace.ResetWorkspace(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
+	brew.ResetOptimizerInstanceCount()
 	t.Cleanup(func() {
 		_ = workspace.SwitchWorkspace(workspace.DefaultName, true)
 		_ = workspace.ResetWorkspace(".")
@@ -186,7 +188,7 @@ func TestEveryBindingIsExercised(t *testing.T) {
 			missing = append(missing, name)
 		}
 	}
-	for _, table := range []*methodTable{messageMethods, repeatedMethods, arrayMethods, netMethods, blobRefMethods, stepMethods, planMethods, planHandleMethods, modelMethods} {
+	for _, table := range []*methodTable{messageMethods, repeatedMethods, arrayMethods, netMethods, blobRefMethods, stepMethods, planMethods, planHandleMethods, modelMethods, optimizerMethods} {
 		for _, m := range table.names() {
 			if !strings.Contains(text, "."+m+"(") {
 				missing = append(missing, table.typeName+"."+m)
@@ -227,6 +229,19 @@ func TestHelp(t *testing.T) {
 		{"help(model_helper.ModelHelper(name = \"h\"))", []string{"ModelHelper(name=None", "  GetParams(namescope=None)"}},
 		{"help(brew)", []string{"brew: Caffe2's model-building helpers", "  fc(model, blob_in, blob_out, dim_in, dim_out, **kw)"}},
 		{"help(optimizer.build_sgd)", []string{"optimizer.build_sgd(model, base_learning_rate"}},
+		{"help(optimizer)", []string{"  build_adam(model, base_learning_rate", "  build_adagrad(model, base_learning_rate, parameters=None",
+			"  build_rms_prop(model, base_learning_rate", "  add_weight_decay(model, weight_decay)", "  reset_optimizer_instance_count()"}},
+		{"help(optimizer.build_adam)", []string{"beta1=0.9, beta2=0.999, epsilon=1e-8", "_first_moment", "allow_lr_injection"}},
+		{"help(optimizer.build_adagrad)", []string{"epsilon=1e-4, decay=1", "parameters is accepted and ignored"}},
+		{"help(optimizer.build_rms_prop)", []string{"decay=0.9, momentum=0.0, epsilon=1e-5", "Dense gradients only"}},
+		{"help(optimizer.add_weight_decay)", []string{"grad += weight_decay * param"}},
+		{"help(brew.db_input)", []string{"brew.db_input(model, blobs_out, batch_size, db, db_type)", "TensorProtosDBInput"}},
+		{"help(brew.arg_scope)", []string{"brew.arg_scope(helpers, fn, **kw)", "inner one winning"}},
+		{"help(data_parallel_model)", []string{"data_parallel_model: trains one model on several devices", "  Parallelize(model_helper_obj, input_builder_fun",
+			"  RunInitNet(model)", "  RunNet(model, num_iterations)", "  GetCheckpointParams(model)", "  FinalizeAfterCheckpoint(model, blobs=None)",
+			"  AddBlobSync(model, blobs, net=None)", "  ConvertNetForDevice(net, device=None)", "  ExtractPredictorNet(model, inputs, outputs, device)",
+			"  GetLearningRateBlobNames(model)", "  GetDevices(model)", "  Parallelize_CPU("}},
+		{"help(data_parallel_model.Parallelize)", []string{"cpu_device=False", "shared_model=False", "combine_spatial_bn=False", "net_type=\"dag\"", "loss_scale = 1/len(devices)"}},
 		{"help(with_device)", []string{"core.with_device(scope, fn, node_name=None)"}},
 		{"help(workspace.FeedBlob)", []string{"workspace.FeedBlob(name, arr, device_option=None)", "exact dtype"}},
 	}

@@ -2,12 +2,15 @@ package script
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"go.starlark.net/starlark"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/workspace"
 )
 
 var utilsModule = (&moduleSpec{
@@ -18,6 +21,12 @@ var utilsModule = (&moduleSpec{
 		{"ArgsToDict", "ArgsToDict(args)\n\nReturns a dict argument name -> value of a list of Arguments (such as op.arg).", utilsArgsToDict},
 		{"Caffe2TensorToNumpyArray", "Caffe2TensorToNumpyArray(tensor)\n\nReturns the ndarray a TensorProto holds.", utilsTensorToArray},
 		{"NumpyArrayToCaffe2Tensor", "NumpyArrayToCaffe2Tensor(arr, name=None)\n\nReturns a TensorProto holding arr.", utilsArrayToTensor},
+		{"make_mnist_db", "make_mnist_db(image_file, label_file, output_file, db=\"badger\")\n\n" +
+			"Caffe2's make_mnist_db tool (with --channel_first) as a function: converts the MNIST idx files\n" +
+			"(gzip-compressed or not) into a new DB of type db at output_file (relative to the workspace's\n" +
+			"root folder, as CreateDB resolves it) and returns the number of records. Record i holds the\n" +
+			"image, a uint8 [1, 28, 28] tensor, and its int32 label: brew.db_input(model, [\"data_uint8\",\n" +
+			"\"label\"], batch_size, output_file, db) reads them back in batches.", utilsMakeMNISTDB},
 	},
 }).register()
 
@@ -130,4 +139,24 @@ func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 		p.Name = nil
 	}
 	return NewMessage(p), nil
+}
+
+func utilsMakeMNISTDB(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var images, labels, output string
+	db := persist.DefaultDBType
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "image_file", &images, "label_file", &labels,
+		"output_file", &output, "db?", &db); err != nil {
+		return nil, err
+	}
+	if output == "" {
+		return nil, fmt.Errorf("%s: output_file is empty", b.Name())
+	}
+	if !filepath.IsAbs(output) {
+		output = filepath.Join(workspace.RootFolder(), output)
+	}
+	n, err := persist.ImportMNIST(images, labels, db, output)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.MakeInt(n), nil
 }

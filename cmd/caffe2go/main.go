@@ -12,7 +12,7 @@
 //	caffe2go version                     print the version
 //
 // Scripts are Starlark with Caffe2's Python modules (workspace, core, np,
-// model_helper, brew, optimizer, utils, caffe2_pb2); see package script. Nets are read in the binary
+// model_helper, brew, optimizer, data_parallel_model, utils, caffe2_pb2); see package script. Nets are read in the binary
 // format, or in the text format when the file name ends in .pbtxt or
 // .prototxt.
 //

@@ -97,7 +97,8 @@ func (r *plainReader) Readline() (string, error) {
 }
 
 const replBanner = `%s
-Starlark with Caffe2's modules: workspace, core, np, brew, model_helper, optimizer, utils, caffe2_pb2.
+Starlark with Caffe2's modules: workspace, core, np, brew, model_helper, optimizer,
+data_parallel_model, utils, caffe2_pb2.
 help() for an overview, help(x) for one binding. A blank line ends a multi-line statement;
 Ctrl-D exits.
 `
