@@ -110,21 +110,23 @@ func TestLeNetGolden(t *testing.T) {
 }
 
 // TestLeNetDimMismatch builds LeNet with the wrong input size for fc3
-// (700 instead of 50·4·4 = 800). The workspace infers no shapes when it
-// creates a net, so CreateNet succeeds; the first run fails, and the error
-// names the net, the operator (index and type) and both shapes.
+// (700 instead of 50·4·4 = 800). CreateNet infers the shapes from the fed
+// data and the initialized parameters and fails, naming the net, the
+// operator (index and type) and the shapes; nothing is registered.
 func TestLeNetDimMismatch(t *testing.T) {
 	m := lenet(t, 700)
 	ws := workspace.New(t.TempDir())
 	btFeed(t, ws, "data", btFilled(0.5, 2, 1, 28, 28))
 	btFeed(t, ws, "label", blob.MustFromSlice([]int32{3, 7}, 2))
 	btNoErr(t, ws.RunNetOnce(m.InitNet))
-	btNoErr(t, ws.CreateNet(m.Net, false))
-	err := ws.RunNet(m.Net.Name(), 1)
+	err := ws.CreateNet(m.Net, false)
 	if err == nil {
-		t.Fatal("RunNet succeeded with fc3 of 700 inputs after a 800-value pool2")
+		t.Fatal("CreateNet succeeded with fc3 of 700 inputs after a 800-value pool2")
 	}
-	for _, want := range []string{m.Net.Name(), "operator 4 FC", "[2 50 4 4]", "[500 700]"} {
+	if ws.GetNet(m.Net.Name()) != nil {
+		t.Error("the net was registered although CreateNet failed")
+	}
+	for _, want := range []string{m.Net.Name(), "operator 4 FC", "[2 50 4 4]", "[500 700]", "800", "700"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

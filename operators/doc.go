@@ -7,8 +7,15 @@
 // operators/fill, operators/loss, operators/optim, operators/tensor) that
 // register themselves in init, the way database/sql drivers do; importing
 // operators/std links the standard set. A new operator is a schema, a
-// registration and a kernel; a new device type is a registration under that
-// device's type.
+// registration and a kernel (plus, optionally, a gradient maker and a shape
+// function); a new device type is a registration under that device's type.
+//
+// Shape functions (RegisterShapeFunc) say how an operator's output shapes
+// follow from its inputs'. InferShapes walks a net with them, from the
+// shapes of the blobs that exist before it runs; dims it cannot know yet
+// (the batch of an input not fed) are AnyDim, and it reports only what no
+// value of those could fix, so that workspace.CreateNet can reject layers
+// that do not fit together, naming the operator and the shapes.
 //
 // Operators reach blobs through the small Workspace interface defined here,
 // which package workspace implements, so this package never imports it.

@@ -17,20 +17,10 @@ type ArgSpec struct {
 	Doc     string
 }
 
-// TensorShape is the static type and shape of a blob, as shape inference
-// sees it. Unknown is true when nothing is known about the blob.
-type TensorShape struct {
-	Type    int32 // a TensorProto.DataType value
-	Dims    []int
-	Unknown bool
-}
-
-// ShapeFunc infers output shapes from an operator and its input shapes.
-type ShapeFunc func(def *netdef.OperatorDef, in []TensorShape) ([]TensorShape, error)
-
 // Schema describes an operator type: how many inputs and outputs it takes,
-// which outputs may or must share a blob with an input, its arguments, and
-// optionally how to infer output shapes.
+// which outputs may or must share a blob with an input, and its arguments.
+// How an operator's output shapes follow from its inputs' is registered
+// apart, with RegisterShapeFunc.
 type Schema struct {
 	Type       string
 	MinInputs  int
@@ -46,7 +36,6 @@ type Schema struct {
 	// EnforceInplace lists {input, output} pairs that must be the same blob.
 	EnforceInplace [][2]int
 	Args           []ArgSpec
-	InferShape     ShapeFunc
 	Doc            string
 }
 

@@ -253,7 +253,11 @@ func (w *Workspace) DeleteNet(name string) bool {
 // CreateNet instantiates a net and registers it under its name. An existing
 // net of that name is an error unless overwrite is set, in which case the old
 // net is removed first. Every operator input must already exist in the
-// workspace; every output is created.
+// workspace; every output is created. Shape inference then runs over the
+// net from the shapes of the tensors in the workspace (parameters made by
+// an init net, inputs already fed), so that layers whose dims cannot go
+// together are reported here, naming the operator and the shapes, rather
+// than at the first RunNet.
 func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 	def := src.Proto()
 	if def.GetName() == "" {
@@ -273,10 +277,27 @@ func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 	if err != nil {
 		return fmt.Errorf("workspace: error creating net %q: %w", name, err)
 	}
+	if _, err := operators.InferShapes(def, w.knownShape); err != nil {
+		return fmt.Errorf("workspace: error creating net %q: %w", name, err)
+	}
 	w.mu.Lock()
 	w.nets[name] = n
 	w.mu.Unlock()
 	return nil
+}
+
+// knownShape is the shape of blob name for shape inference: that of its
+// tensor when it holds one with elements, else unknown (an operator's
+// output that has not been written yet is an empty tensor).
+func (w *Workspace) knownShape(name string) operators.TensorShape {
+	b := w.GetBlob(name)
+	if b == nil {
+		return operators.UnknownShape
+	}
+	if t := b.Tensor(); t != nil && t.Size() > 0 {
+		return operators.ShapeOf(t)
+	}
+	return operators.UnknownShape
 }
 
 // RunNet runs the created net of that name iters times (none for 0),

@@ -77,7 +77,8 @@ func fcForward(probe []*netdef.Argument) func(m *brew.Model, lossScale float32) 
 
 // TestReplicaFailure checks that a failing operator on one replica stops
 // the step with an error naming its device and the operator, without
-// hanging, and that the next step fails the same way.
+// hanging, and that the next step fails the same way; a replica fed data
+// of the wrong shape fails earlier, when RunInitNet creates the nets.
 func TestReplicaFailure(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -113,7 +114,21 @@ func TestReplicaFailure(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := p.RunInitNet(); err != nil {
+			err = p.RunInitNet()
+			if tc.badDevice >= 0 {
+				// Shape inference finds the bad width when the nets are
+				// created, before any step runs.
+				if err == nil || !strings.Contains(err.Error(), "device "+tc.wantDevice) || !strings.Contains(err.Error(), "[2 3]") {
+					t.Fatalf("RunInitNet = %v; want a shape error naming device %s and [2 3]", err, tc.wantDevice)
+				}
+				for _, s := range tc.wantText {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("RunInitNet error does not mention %q: %v", s, err)
+					}
+				}
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			for step := range 2 {

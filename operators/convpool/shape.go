@@ -1,0 +1,107 @@
+package convpool
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/caffe2go/caffe2go/operators"
+)
+
+func init() {
+	operators.MustRegisterShapeFunc("Conv", convShape, "Conv1D", "Conv2D", "Conv3D")
+	operators.MustRegisterShapeFunc("MaxPool", poolShape,
+		"MaxPool1D", "MaxPool2D", "MaxPool3D", "AveragePool", "AveragePool1D", "AveragePool2D", "AveragePool3D")
+}
+
+// outSpatialDims applies the output-size rule to each spatial size that is
+// known (AnyDim stays AnyDim; global pooling gives 1s).
+func outSpatialDims(a *convPoolArgs, sp []int) ([]int, error) {
+	out := make([]int, len(sp))
+	nd := len(sp)
+	if !a.global && nd != len(a.kernel) {
+		return nil, fmt.Errorf("a %d-D kernel %v for %d spatial dimensions", len(a.kernel), a.kernel, nd)
+	}
+	for i, in := range sp {
+		switch {
+		case a.global:
+			out[i] = 1
+		case in < 0:
+			out[i] = operators.AnyDim
+		default:
+			o, _, _, err := computeSizeAndPad(in, a.stride[i], a.kernel[i], a.dilation[i], a.legacyPad, a.pads[i], a.pads[nd+i])
+			if err != nil {
+				return nil, fmt.Errorf("spatial dimension %d: %v", i, err)
+			}
+			out[i] = o
+		}
+	}
+	return out, nil
+}
+
+// convShape checks X, the filter and the bias against each other wherever
+// their dims are known (channels, group, kernel, bias length) and infers
+// Y's shape: the batch, the filter's output channels and the output-size
+// rule's spatial sizes.
+func convShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+	a, err := parseConvPoolArgs(b, kindConv)
+	if err != nil {
+		return nil, err
+	}
+	x, w := in[0], in[1]
+	if w.Unknown {
+		return nil, nil
+	}
+	if x.Unknown {
+		// X has the filter's rank; Y has the filter's output channels.
+		x = operators.Shape(w.Type, slices.Repeat([]int{operators.AnyDim}, w.Rank())...)
+	}
+	if x.Rank() < 3 {
+		return nil, b.InputShapeError(in, "X must have N, C and at least one spatial dimension")
+	}
+	if w.Rank() != x.Rank() {
+		return nil, b.InputShapeError(in, "the filter and X need the same number of dimensions")
+	}
+	n, c, sp := spatial(x.Dims, a.order)
+	m, wc, wsp := spatial(w.Dims, a.order)
+	g := a.group
+	if (c >= 0 && c%g != 0) || (m >= 0 && m%g != 0) {
+		return nil, b.InputShapeError(in, "group %d does not divide the input channels of X and the output channels of the filter", g)
+	}
+	ok := c < 0 || wc < 0 || wc*g == c
+	for i, k := range wsp {
+		ok = ok && i < len(a.kernel) && operators.DimsAgree(k, a.kernel[i])
+	}
+	if !ok {
+		return nil, b.InputShapeError(in, "the filter must be [M, C/group, kernel…] (order %v) for X's %d channels, group %d and kernel %v", a.order, c, g, a.kernel)
+	}
+	if len(in) > 2 && !in[2].Unknown && (in[2].Rank() != 1 || !operators.DimsAgree(in[2].Dim(0), m)) {
+		return nil, b.InputShapeError(in, "the bias must be [%d], one per output channel of the filter", m)
+	}
+	osp, err := outSpatialDims(a, sp)
+	if err != nil {
+		return nil, b.InputShapeError(in, "%v", err)
+	}
+	return []operators.TensorShape{operators.Shape(x.Type, imageShape(nil, a.order, n, m, osp)...)}, nil
+}
+
+// poolShape infers Y's shape: X's batch and channels, the output-size
+// rule's spatial sizes.
+func poolShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+	a, err := parseConvPoolArgs(b, kindPool)
+	if err != nil {
+		return nil, err
+	}
+	x := in[0]
+	if x.Unknown {
+		return nil, nil
+	}
+	if x.Rank() < 3 {
+		return nil, b.InputShapeError(in, "X must have N, C and at least one spatial dimension")
+	}
+	n, c, sp := spatial(x.Dims, a.order)
+	osp, err := outSpatialDims(a, sp)
+	if err != nil {
+		return nil, b.InputShapeError(in, "%v", err)
+	}
+	return []operators.TensorShape{operators.Shape(x.Type, imageShape(nil, a.order, n, c, osp)...)}, nil
+}
