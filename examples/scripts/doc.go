@@ -12,6 +12,16 @@
 //     optimizer.build_sgd as Caffe2's MNIST tutorial does, on a synthetic
 //     task so that it needs no data files, then a test model that shares
 //     the trained weights.
+//   - train_mnist.star: Caffe2's MNIST tutorial: make_mnist_db on the files
+//     in data/mnist, brew.db_input, LeNet, build_sgd, a test model and a
+//     deploy model that is saved, loaded and run in a fresh workspace.
+//   - data_parallel.star: data_parallel_model.Parallelize on two CPU
+//     devices, per-device feeding, a checkpoint saved, reloaded and synced
+//     with FinalizeAfterCheckpoint, and a predict net from the master's
+//     replica.
+//
+// The test runs them from the repository root, as "caffe2go run" is run
+// there, with their default (short) iteration counts.
 //
 // Lines starting with "#=>" give what the print above them prints; the
 // package's test runs every script and checks it.

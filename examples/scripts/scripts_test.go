@@ -26,9 +26,13 @@ func TestExamplesPrintWhatTheirCommentsSay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The scripts run from the repository root, as "caffe2go run
+	// examples/scripts/<name>.star" does there (train_mnist.star reads
+	// data/mnist).
+	t.Chdir(filepath.Join("..", ".."))
 	for _, file := range files {
 		t.Run(file, func(t *testing.T) {
-			src, err := os.ReadFile(file)
+			src, err := os.ReadFile(filepath.Join(wd, file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +61,7 @@ func TestExamplesPrintWhatTheirCommentsSay(t *testing.T) {
 				_ = workspace.SwitchWorkspace(workspace.DefaultName, true)
 			})
 			var out bytes.Buffer
-			in := script.New(script.Options{Stdout: &out, Argv: []string{file}})
+			in := script.New(script.Options{Stdout: &out, Argv: []string{filepath.Join("examples", "scripts", file)}})
 			if err := in.Exec(filepath.Join(wd, file), src); err != nil {
 				t.Fatalf("%s\noutput so far:\n%s", script.FormatError(err), out.String())
 			}
