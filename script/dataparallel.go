@@ -28,7 +28,8 @@ const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_build
 	"The first device is the master; devices=None means every CPU (range(number of CPUs)).\n" +
 	"Only CPU devices exist: cpu_device=True is required (Caffe2's default is GPU). Multi-host\n" +
 	"training (rendezvous), NCCL and the memory optimizers are not supported. allreduce_engine\n" +
-	"(SUM_TREE or RING) is a caffe2go extension. Returns None; the other functions of this module\n" +
+	"(SUM_TREE or RING) is a caffe2go extension; max_concurrent_distributed_ops only matters for\n" +
+	"multi-host training and is only checked. Returns None; the other functions of this module\n" +
 	"take the model."
 
 var dataParallelModule = (&moduleSpec{

@@ -241,6 +241,8 @@ func TestHelp(t *testing.T) {
 			"  RunInitNet(model)", "  RunNet(model, num_iterations)", "  GetCheckpointParams(model)", "  FinalizeAfterCheckpoint(model, blobs=None)",
 			"  AddBlobSync(model, blobs, net=None)", "  ConvertNetForDevice(net, device=None)", "  ExtractPredictorNet(model, inputs, outputs, device)",
 			"  GetLearningRateBlobNames(model)", "  GetDevices(model)", "  Parallelize_CPU("}},
+		{"help(data_parallel_model.ExtractPredictorNet)", []string{"data_parallel_model.ExtractPredictorNet(model, inputs, outputs, device)", "(predict_net, export_blobs)"}},
+		{"help(utils.make_mnist_db)", []string{"utils.make_mnist_db(image_file, label_file, output_file, db=\"badger\")", "--channel_first"}},
 		{"help(data_parallel_model.Parallelize)", []string{"cpu_device=False", "shared_model=False", "combine_spatial_bn=False", "net_type=\"dag\"", "loss_scale = 1/len(devices)"}},
 		{"help(with_device)", []string{"core.with_device(scope, fn, node_name=None)"}},
 		{"help(workspace.FeedBlob)", []string{"workspace.FeedBlob(name, arr, device_option=None)", "exact dtype"}},
