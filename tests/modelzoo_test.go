@@ -37,23 +37,7 @@ const zooClasses = 1000
 func TestModelZooNetsRunEndToEnd(t *testing.T) {
 	for _, model := range []string{"squeezenet", "resnet50", "bvlc_googlenet", "densenet121"} {
 		t.Run(model, func(t *testing.T) {
-			dir := filepath.Join(modelZooDir, model)
-			predict, err := netdef.ReadNetDef(filepath.Join(dir, "predict_net.pb"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			input, shape := readValueInfo(t, filepath.Join(dir, "value_info.json"))
-			rng := rand.New(rand.NewPCG(1, uint64(len(model))))
-			image := make([]float32, shapeSize(shape))
-			for i := range image {
-				image[i] = rng.Float32()*2 - 1
-			}
-			x := blob.MustFromSlice(image, shape...)
-
-			init, err := deriveInitNet(predict, input, x)
-			if err != nil {
-				t.Fatal(err)
-			}
+			predict, init, input, x := zooNet(t, model)
 			var outputs [][]float32
 			for _, executor := range []string{"simple", "dag"} {
 				ws := workspace.New(t.TempDir())
@@ -104,6 +88,28 @@ func TestModelZooNetsRunEndToEnd(t *testing.T) {
 			t.Logf("%s: %d operators, %d initialized blobs", model, len(predict.Op), len(init.Op))
 		})
 	}
+}
+
+// zooNet reads the predict net of a model-zoo model and returns it with a
+// derived init net, the input's name and a random image of its shape.
+func zooNet(t *testing.T, model string) (predict, init *netdef.NetDef, input string, x *blob.Tensor) {
+	t.Helper()
+	dir := filepath.Join(modelZooDir, model)
+	predict, err := netdef.ReadNetDef(filepath.Join(dir, "predict_net.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, shape := readValueInfo(t, filepath.Join(dir, "value_info.json"))
+	rng := rand.New(rand.NewPCG(1, uint64(len(model))))
+	image := make([]float32, shapeSize(shape))
+	for i := range image {
+		image[i] = rng.Float32()*2 - 1
+	}
+	x = blob.MustFromSlice(image, shape...)
+	if init, err = deriveInitNet(predict, input, x); err != nil {
+		t.Fatal(err)
+	}
+	return predict, init, input, x
 }
 
 // readValueInfo returns the input blob and its shape from a model-zoo

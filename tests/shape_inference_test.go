@@ -2,7 +2,6 @@ package tests
 
 import (
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -76,17 +75,7 @@ func checkInferredShapes(t *testing.T, ws *workspace.Workspace, net *netdef.NetD
 func TestShapeInferenceMatchesRun(t *testing.T) {
 	for _, model := range []string{"squeezenet", "resnet50", "bvlc_googlenet", "densenet121"} {
 		t.Run(model, func(t *testing.T) {
-			dir := filepath.Join(modelZooDir, model)
-			predict, err := netdef.ReadNetDef(filepath.Join(dir, "predict_net.pb"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			input, shape := readValueInfo(t, filepath.Join(dir, "value_info.json"))
-			x := blob.MustFromSlice(make([]float32, shapeSize(shape)), shape...)
-			init, err := deriveInitNet(predict, input, x)
-			if err != nil {
-				t.Fatal(err)
-			}
+			predict, init, input, x := zooNet(t, model)
 			ws := workspace.New(t.TempDir())
 			if err := ws.RunNetOnce(init); err != nil {
 				t.Fatal(err)
