@@ -514,6 +514,8 @@ var brewModule = (&moduleSpec{
 		{"conv_transpose", "conv_transpose(model, blob_in, blob_out, dim_in, dim_out, kernel, **kw)\n\nA transposed convolution: weight [dim_in, dim_out, k, k].", convHelper(brew.ConvTranspose)},
 		{"relu", "relu(model, blob_in, blob_out, **kw)\n\nRelu.", unaryHelper(brew.Relu, false)},
 		{"tanh", "tanh(model, blob_in, blob_out, **kw)\n\nTanh.", unaryHelper(brew.Tanh, false)},
+		{"sigmoid", "sigmoid(model, blob_in, blob_out, **kw)\n\nSigmoid.", unaryHelper(brew.Sigmoid, false)},
+		{"leaky_relu", "leaky_relu(model, blob_in, blob_out, alpha=0.01, **kw)\n\nLeakyRelu: x for x ≥ 0, alpha·x below.", unaryHelper(brew.LeakyRelu, false)},
 		{"softmax", "softmax(model, blob_in, blob_out=None, **kw)\n\nSoftmax (None: an auto-named output).", unaryHelper(brew.Softmax, true)},
 		{"max_pool", "max_pool(model, blob_in, blob_out, **kw)\n\nMaxPool (kernel, stride, pad, global_pooling).", unaryHelper(brew.MaxPool, false)},
 		{"average_pool", "average_pool(model, blob_in, blob_out, **kw)\n\nAveragePool (kernel, stride, pad, global_pooling).", unaryHelper(brew.AveragePool, false)},
