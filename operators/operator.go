@@ -3,6 +3,7 @@ package operators
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 
@@ -43,6 +44,7 @@ type Base struct {
 	outputs []*blob.Blob
 	device  devicescope.Device
 	engine  string
+	threads int // kernel thread budget; 0: GOMAXPROCS at each call
 	rng     *rand.Rand
 }
 
@@ -64,6 +66,19 @@ func (b *Base) Workspace() Workspace { return b.ws }
 
 // Device returns the device the operator runs on.
 func (b *Base) Device() devicescope.Device { return b.device }
+
+// Threads returns the operator's kernel thread budget: the most goroutines
+// one kernel call of the operator may split its work into (the threads
+// argument of parallel.Parts and gemm.Gemm). It is GOMAXPROCS unless the
+// net that created the operator gives it a share of the cores (see
+// CreateWithThreads), as a net running several CPU devices' replicas at
+// once does.
+func (b *Base) Threads() int {
+	if b.threads > 0 {
+		return b.threads
+	}
+	return runtime.GOMAXPROCS(0)
+}
 
 // NumInputs returns the number of inputs.
 func (b *Base) NumInputs() int { return len(b.inputs) }
@@ -297,8 +312,15 @@ func (e *OpError) Unwrap() error { return e.Err }
 // Create instantiates def in ws: it checks the schema, resolves the device
 // and the implementation (with engine fallback), requires every input blob
 // to exist, creates every output blob, and calls the implementation's
-// factory. index is the operator's position in its net, for errors.
+// factory. index is the operator's position in its net, for errors. The
+// operator's kernels may use all of GOMAXPROCS.
 func Create(def *netdef.OperatorDef, ws Workspace, index int) (Operator, error) {
+	return CreateWithThreads(def, ws, index, 0)
+}
+
+// CreateWithThreads is Create with a kernel thread budget for the operator
+// (Base.Threads); 0 means GOMAXPROCS at each call.
+func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int) (Operator, error) {
 	wrap := func(err error) error {
 		return &OpError{Index: index, Type: def.GetType(), Name: def.GetName(), Err: err}
 	}
@@ -322,7 +344,7 @@ func Create(def *netdef.OperatorDef, ws Workspace, index int) (Operator, error) 
 	if err != nil {
 		return nil, wrap(err)
 	}
-	b := &Base{def: def, ws: ws, device: dev, engine: engine}
+	b := &Base{def: def, ws: ws, device: dev, engine: engine, threads: max(threads, 0)}
 	b.inputs = make([]*blob.Blob, len(def.GetInput()))
 	for i, name := range def.GetInput() {
 		bl := ws.GetBlob(name)

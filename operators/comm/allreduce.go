@@ -25,9 +25,10 @@ type Engine interface {
 }
 
 // RegisterEngine registers the Allreduce operator for deviceType with the
-// given engine name; newEngine makes the engine of one operator instance
-// summing n replicas.
-func RegisterEngine(deviceType int32, engine string, newEngine func(n int) Engine) error {
+// given engine name; newEngine makes the engine of the operator instance b
+// summing n replicas (an engine may read b's device, arguments or kernel
+// thread budget).
+func RegisterEngine(deviceType int32, engine string, newEngine func(b *operators.Base, n int) Engine) error {
 	return operators.Register("Allreduce", deviceType, engine, func(b *operators.Base) (operators.Operator, error) {
 		return newAllreduce(b, newEngine)
 	})
@@ -43,13 +44,13 @@ func init() {
 			"of them; output i must be input i. The engine (SUM_TREE, RING) picks the algorithm.",
 	})
 	operators.MustRegisterNoGradient("Allreduce")
-	sumTree := func(n int) Engine { return newTree(n) }
+	sumTree := func(b *operators.Base, n int) Engine { return newTree(b, n) }
 	for _, name := range []string{"", SumTree} {
 		if err := RegisterEngine(netdef.CPU, name, sumTree); err != nil {
 			panic(err)
 		}
 	}
-	if err := RegisterEngine(netdef.CPU, Ring, func(n int) Engine { return newRing(n) }); err != nil {
+	if err := RegisterEngine(netdef.CPU, Ring, func(b *operators.Base, n int) Engine { return newRing(b, n) }); err != nil {
 		panic(err)
 	}
 }
@@ -60,13 +61,13 @@ type allreduceOp struct {
 	bufs   []*blob.Tensor
 }
 
-func newAllreduce(b *operators.Base, newEngine func(n int) Engine) (operators.Operator, error) {
+func newAllreduce(b *operators.Base, newEngine func(b *operators.Base, n int) Engine) (operators.Operator, error) {
 	def := b.Def()
 	if !slices.Equal(def.GetInput(), def.GetOutput()) {
 		return nil, fmt.Errorf("Allreduce works in place: outputs %v must be the inputs %v", def.GetOutput(), def.GetInput())
 	}
 	n := b.NumInputs()
-	return &allreduceOp{Base: b, engine: newEngine(n), bufs: make([]*blob.Tensor, n)}, nil
+	return &allreduceOp{Base: b, engine: newEngine(b, n), bufs: make([]*blob.Tensor, n)}, nil
 }
 
 func (o *allreduceOp) Run() error {

@@ -1,17 +1,16 @@
 package comm
 
 import (
-	"sync"
-
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 // tree is the SUM_TREE engine.
 type tree struct {
-	levels [][][]int // per level, groups {dst, src…}
-	bcast  [][]int   // the broadcast: one group {0, 1, …, n−1}
-	wg     sync.WaitGroup
+	op     *operators.Base // for its kernel thread budget
+	levels [][][]int       // per level, groups {dst, src…}
+	bcast  [][]int         // the broadcast: one group {0, 1, …, n−1}
 	phase  treePhase
 }
 
@@ -36,12 +35,12 @@ func treeLevels(n int) [][][]int {
 	return [][][]int{{all}}
 }
 
-func newTree(n int) *tree {
+func newTree(op *operators.Base, n int) *tree {
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i
 	}
-	return &tree{levels: treeLevels(n), bcast: [][]int{all}}
+	return &tree{op: op, levels: treeLevels(n), bcast: [][]int{all}}
 }
 
 // treePhase is one level of the tree (copy false: group[0] += the rest) or
@@ -88,11 +87,12 @@ func (t *tree) Allreduce(bufs []*blob.Tensor) error {
 		return nil
 	}
 	n := bufs[0].Size()
+	threads := t.op.Threads()
 	phase := func(groups [][]int, copyOut bool) {
-		chunks := parallel.Parts(n, n*len(groups))
+		chunks := parallel.Parts(threads, n, n*len(groups))
 		t.phase = treePhase{groups: groups, copy: copyOut, bufs: bufs, elements: n, chunks: chunks}
 		units := len(groups) * chunks
-		parallel.Run(&t.phase, &t.wg, units, parallel.Parts(units, n*len(groups)))
+		parallel.Run(&t.phase, units, parallel.Parts(threads, units, n*len(groups)))
 	}
 	for _, level := range t.levels {
 		phase(level, false)
@@ -104,12 +104,12 @@ func (t *tree) Allreduce(bufs []*blob.Tensor) error {
 
 // ring is the RING engine.
 type ring struct {
+	op    *operators.Base // for its kernel thread budget
 	n     int
-	wg    sync.WaitGroup
 	phase ringPhase
 }
 
-func newRing(n int) *ring { return &ring{n: n} }
+func newRing(op *operators.Base, n int) *ring { return &ring{op: op, n: n} }
 
 // ringPhase is one step of the ring: every replica d takes chunk
 // (d − offset) mod n from replica d−1 and adds it to (gather false) or
@@ -152,17 +152,17 @@ func (r *ring) Allreduce(bufs []*blob.Tensor) error {
 		return nil
 	}
 	elements := bufs[0].Size()
-	parts := parallel.Parts(n, elements)
+	parts := parallel.Parts(r.op.Threads(), n, elements)
 	// Reduce-scatter: at step s replica d adds chunk d−s−1 of replica d−1;
 	// after n−1 steps replica d holds the whole sum of chunk d+1.
 	for s := 0; s < n-1; s++ {
 		r.phase = ringPhase{bufs: bufs, n: n, offset: s + 1, elements: elements}
-		parallel.Run(&r.phase, &r.wg, n, parts)
+		parallel.Run(&r.phase, n, parts)
 	}
 	// All-gather: at step s replica d copies chunk d−s, complete at d−1.
 	for s := 0; s < n-1; s++ {
 		r.phase = ringPhase{bufs: bufs, n: n, offset: s, gather: true, elements: elements}
-		parallel.Run(&r.phase, &r.wg, n, parts)
+		parallel.Run(&r.phase, n, parts)
 	}
 	r.phase = ringPhase{}
 	return nil

@@ -2,11 +2,11 @@ package convpool
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 // convPoolArgSpecs documents ConvPoolOpBase's arguments.
@@ -80,7 +80,6 @@ type convBase struct {
 	shape []int // scratch for an output shape
 	sp    []int // scratch for output spatial sizes
 	l     layer
-	wg    sync.WaitGroup
 	s32   scratch[float32]
 	s64   scratch[float64]
 }
@@ -208,13 +207,25 @@ func data[T blob.Element](t *blob.Tensor) []T {
 	return blob.Data[T](t)
 }
 
+// split returns how many parts a batch of n images is split into, and
+// gives each part's products an equal share of the operator's thread
+// budget, so that the parts and their GEMMs together use at most
+// Threads goroutines: a GEMM inside a part asking for helpers of its own
+// would only take cores from the other parts.
+func (o *convBase) split(n int) int {
+	threads := o.Threads()
+	parts := parallel.Parts(threads, n, n*(o.l.colLen+o.l.sideLen))
+	o.l.threads = max(1, threads/parts)
+	return parts
+}
+
 // runConv runs a forward job (convForward or transForward) over n images.
 func runConv[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, img, w, b, side []T) {
 	l := &o.l
-	parts := workers(n, l.colLen+l.sideLen)
+	parts := o.split(n)
 	s.prepare(l, parts, 0, 0)
 	s.job = batchJob[T]{kind: kind, l: l, img: img, side: side, w: w, b: b, cols: s.cols}
-	parallel(&s.job, n, parts, &o.wg)
+	parallel.Run(&s.job, n, parts)
 	s.job = batchJob[T]{}
 }
 
@@ -310,8 +321,8 @@ func gradOutputs(b *operators.Base, noBias bool, x, w *blob.Tensor, biasLen int)
 func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, x, w, dy, dw, db, dx []T) {
 	l := &o.l
 	clear(dw)
-	parts := workers(n, l.colLen+l.sideLen)
-	// Worker 0 accumulates into dw itself unless accDW's layout is the
+	parts := o.split(n)
+	// Part 0 accumulates into dw itself unless accDW's layout is the
 	// transpose of dw's.
 	from := 1
 	if l.dwT {
@@ -327,7 +338,7 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	} else {
 		s.job.img, s.job.side, s.job.dside = dy, x, dx
 	}
-	parallel(&s.job, n, parts, &o.wg)
+	parallel.Run(&s.job, n, parts)
 	if from == 1 {
 		s.sumPartials(1, parts, dw)
 		s.dw[0] = nil

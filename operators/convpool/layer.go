@@ -23,6 +23,9 @@ type layer struct {
 	// dwT: accDW accumulates the transpose of the filter gradient (see
 	// there).
 	dwT bool
+	// threads is the GEMM thread budget of one part of a batch (see
+	// convBase.split).
+	threads int
 }
 
 func newLayer(w window, o order, c, m, groups int) layer {
@@ -85,9 +88,9 @@ func mulW[T blob.Float](l *layer, w, b, col, side []T) {
 	for g := 0; g < l.groups; g++ {
 		wg := w[g*mg*k:]
 		if l.order == nchw {
-			gemm.Gemm(false, false, mg, n, k, 1, wg, k, col[g*k*n:], n, beta, side[g*mg*n:], n)
+			gemm.Gemm(l.threads, false, false, mg, n, k, 1, wg, k, col[g*k*n:], n, beta, side[g*mg*n:], n)
 		} else {
-			gemm.Gemm(false, true, n, mg, k, 1, col[g*k:], l.groups*k, wg, k, beta, side[g*mg:], l.m)
+			gemm.Gemm(l.threads, false, true, n, mg, k, 1, col[g*k:], l.groups*k, wg, k, beta, side[g*mg:], l.m)
 		}
 	}
 }
@@ -115,9 +118,9 @@ func mulWT[T blob.Float](l *layer, w, side, col []T) {
 	for g := 0; g < l.groups; g++ {
 		wg := w[g*mg*k:]
 		if l.order == nchw {
-			gemm.Gemm(true, false, k, n, mg, 1, wg, k, side[g*mg*n:], n, 0, col[g*k*n:], n)
+			gemm.Gemm(l.threads, true, false, k, n, mg, 1, wg, k, side[g*mg*n:], n, 0, col[g*k*n:], n)
 		} else {
-			gemm.Gemm(false, false, n, k, mg, 1, side[g*mg:], l.m, wg, k, 0, col[g*k:], l.groups*k)
+			gemm.Gemm(l.threads, false, false, n, k, mg, 1, side[g*mg:], l.m, wg, k, 0, col[g*k:], l.groups*k)
 		}
 	}
 }
@@ -137,11 +140,11 @@ func accDW[T blob.Float](l *layer, side, col, dw []T) {
 		dg := dw[g*mg*k:]
 		switch {
 		case l.dwT:
-			gemm.Gemm(false, true, k, mg, n, 1, col[g*k*n:], n, side[g*mg*n:], n, 1, dg, mg)
+			gemm.Gemm(l.threads, false, true, k, mg, n, 1, col[g*k*n:], n, side[g*mg*n:], n, 1, dg, mg)
 		case l.order == nchw:
-			gemm.Gemm(false, true, mg, k, n, 1, side[g*mg*n:], n, col[g*k*n:], n, 1, dg, k)
+			gemm.Gemm(l.threads, false, true, mg, k, n, 1, side[g*mg*n:], n, col[g*k*n:], n, 1, dg, k)
 		default:
-			gemm.Gemm(true, false, mg, k, n, 1, side[g*mg:], l.m, col[g*k:], l.groups*k, 1, dg, k)
+			gemm.Gemm(l.threads, true, false, mg, k, n, 1, side[g*mg:], l.m, col[g*k:], l.groups*k, 1, dg, k)
 		}
 	}
 }
@@ -198,9 +201,9 @@ const (
 )
 
 // batchJob is one run of a (transposed) convolution or its gradient over a
-// batch, split by images across workers. Each worker has its own column
-// buffer and, for gradients, its own filter-gradient partial sum (worker 0
-// writes the output directly).
+// batch, split by images into parts (package operators/kernels/parallel).
+// Each part has its own column buffer and, for gradients, its own
+// filter-gradient partial sum (part 0 writes the output directly).
 type batchJob[T blob.Float] struct {
 	kind        jobKind
 	l           *layer
@@ -211,9 +214,10 @@ type batchJob[T blob.Float] struct {
 	dw          [][]T
 }
 
-func (j *batchJob[T]) runRange(worker, lo, hi int) {
+// RunRange runs the images [lo, hi) with part's scratch.
+func (j *batchJob[T]) RunRange(part, lo, hi int) {
 	l := j.l
-	col := j.cols[worker]
+	col := j.cols[part]
 	for n := lo; n < hi; n++ {
 		img := j.img[n*l.imgLen : (n+1)*l.imgLen]
 		side := j.side[n*l.sideLen : (n+1)*l.sideLen]
@@ -221,7 +225,7 @@ func (j *batchJob[T]) runRange(worker, lo, hi int) {
 		case convForward:
 			mulW(l, j.w, j.b, im2col(l, img, col), side)
 		case convBackward:
-			accDW(l, side, im2col(l, img, col), j.dw[worker])
+			accDW(l, side, im2col(l, img, col), j.dw[part])
 			if j.dimg != nil {
 				dimg := j.dimg[n*l.imgLen : (n+1)*l.imgLen]
 				if l.win.oneByOne {
@@ -243,7 +247,7 @@ func (j *batchJob[T]) runRange(worker, lo, hi int) {
 			}
 		case transBackward:
 			c := im2col(l, img, col)
-			accDW(l, side, c, j.dw[worker])
+			accDW(l, side, c, j.dw[part])
 			if j.dside != nil {
 				mulW(l, j.w, nil, c, j.dside[n*l.sideLen:(n+1)*l.sideLen])
 			}
@@ -280,7 +284,7 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// scratch holds the per-worker buffers of one element type.
+// scratch holds the per-part buffers of one element type.
 type scratch[T blob.Float] struct {
 	cols [][]T
 	dw   [][]T
@@ -288,7 +292,7 @@ type scratch[T blob.Float] struct {
 }
 
 // prepare sizes the column buffers (none for a 1×1 window) and, with
-// filterLen > 0, the filter-gradient partials of workers from…parts−1,
+// filterLen > 0, the filter-gradient partials of parts from…parts−1,
 // zeroed.
 func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int) {
 	s.cols = grow(s.cols, parts)
@@ -306,7 +310,7 @@ func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int) {
 	}
 }
 
-// sumPartials adds the filter-gradient partials of workers from…parts−1
+// sumPartials adds the filter-gradient partials of parts from…parts−1
 // into dw.
 func (s *scratch[T]) sumPartials(from, parts int, dw []T) {
 	for i := from; i < parts; i++ {
@@ -316,7 +320,7 @@ func (s *scratch[T]) sumPartials(from, parts int, dw []T) {
 	}
 }
 
-// addTransposed adds the [groups][kdim][m/groups] partials of workers
+// addTransposed adds the [groups][kdim][m/groups] partials of parts
 // 0…parts−1 (accDW's NCHW layout) into the filter gradient dw
 // [groups][m/groups][kdim].
 func (s *scratch[T]) addTransposed(l *layer, parts int, dw []T) {

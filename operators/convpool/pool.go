@@ -3,12 +3,12 @@ package convpool
 import (
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 var poolArgSpecs = append(append([]operators.ArgSpec{}, convPoolArgSpecs...),
@@ -76,7 +76,6 @@ type poolBase struct {
 	win       window
 	c         int
 	shape, sp []int
-	wg        sync.WaitGroup
 	j32       poolJob[float32]
 	j64       poolJob[float64]
 }
@@ -131,7 +130,8 @@ type poolJob[T blob.Float] struct {
 	index    []int32
 }
 
-func (j *poolJob[T]) runRange(_, lo, hi int) {
+// RunRange pools the NCHW planes or NHWC images [lo, hi).
+func (j *poolJob[T]) RunRange(_, lo, hi int) {
 	o := j.o
 	w := &o.win
 	if o.args.order == nchw {
@@ -171,7 +171,7 @@ func (j *poolJob[T]) run(n int) {
 	if o.args.order == nhwc {
 		units, work = n, (o.win.inSize+o.win.outSize)*o.c
 	}
-	parallel(j, units, workers(units, work), &o.wg)
+	parallel.Run(j, units, parallel.Parts(o.Threads(), units, units*work))
 	*j = poolJob[T]{}
 }
 

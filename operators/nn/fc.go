@@ -44,9 +44,10 @@ func init() {
 
 // fcDims are the matrix sizes of a fully connected layer.
 type fcDims struct {
-	ax   int // canonical axis of X
-	m, k int
-	n    int
+	ax      int // canonical axis of X
+	m, k    int
+	n       int
+	threads int // the operator's kernel thread budget
 }
 
 // fc is what FC, FCTransposed and their gradient operators share: the
@@ -88,7 +89,7 @@ func (o *fc) dims(x, w *blob.Tensor) (fcDims, error) {
 	if !ok {
 		return fcDims{}, o.Errorf("axis_w %d is out of range for input 1 (%q) of shape %v", o.axisW, o.InputName(1), w.Dims())
 	}
-	d := fcDims{ax: ax, m: x.SizeToDim(ax), k: x.SizeFromDim(ax)}
+	d := fcDims{ax: ax, m: x.SizeToDim(ax), k: x.SizeFromDim(ax), threads: o.Threads()}
 	wk := w.SizeFromDim(axw)
 	d.n = w.SizeToDim(axw)
 	if o.transposed {
@@ -132,10 +133,10 @@ func fcForward[T blob.Float](d fcDims, transposed bool, x, w, b, y []T) {
 		copy(y[i*d.n:(i+1)*d.n], b)
 	}
 	if transposed {
-		gemm.Gemm(false, false, d.m, d.n, d.k, 1, x, ld(d.k), w, ld(d.n), 1, y, ld(d.n))
+		gemm.Gemm(d.threads, false, false, d.m, d.n, d.k, 1, x, ld(d.k), w, ld(d.n), 1, y, ld(d.n))
 		return
 	}
-	gemm.Gemm(false, true, d.m, d.n, d.k, 1, x, ld(d.k), w, ld(d.k), 1, y, ld(d.n))
+	gemm.Gemm(d.threads, false, true, d.m, d.n, d.k, 1, x, ld(d.k), w, ld(d.k), 1, y, ld(d.n))
 }
 
 // fcGradOp is FCGradient or FCTransposedGradient.
@@ -189,10 +190,10 @@ func dataOrNil[T blob.Float](t *blob.Tensor) []T {
 func fcBackward[T blob.Float](d fcDims, transposed bool, x, w, dy, dw, db, dx []T) {
 	if transposed {
 		// dW (K×N) = Xᵀ·dY.
-		gemm.Gemm(true, false, d.k, d.n, d.m, 1, x, ld(d.k), dy, ld(d.n), 0, dw, ld(d.n))
+		gemm.Gemm(d.threads, true, false, d.k, d.n, d.m, 1, x, ld(d.k), dy, ld(d.n), 0, dw, ld(d.n))
 	} else {
 		// dW (N×K) = dYᵀ·X.
-		gemm.Gemm(true, false, d.n, d.k, d.m, 1, dy, ld(d.n), x, ld(d.k), 0, dw, ld(d.k))
+		gemm.Gemm(d.threads, true, false, d.n, d.k, d.m, 1, dy, ld(d.n), x, ld(d.k), 0, dw, ld(d.k))
 	}
 	clear(db)
 	for i := 0; i < d.m; i++ {
@@ -205,9 +206,9 @@ func fcBackward[T blob.Float](d fcDims, transposed bool, x, w, dy, dw, db, dx []
 	}
 	if transposed {
 		// dX = dY·Wᵀ with W K×N.
-		gemm.Gemm(false, true, d.m, d.k, d.n, 1, dy, ld(d.n), w, ld(d.n), 0, dx, ld(d.k))
+		gemm.Gemm(d.threads, false, true, d.m, d.k, d.n, 1, dy, ld(d.n), w, ld(d.n), 0, dx, ld(d.k))
 		return
 	}
 	// dX = dY·W with W N×K.
-	gemm.Gemm(false, false, d.m, d.k, d.n, 1, dy, ld(d.n), w, ld(d.k), 0, dx, ld(d.k))
+	gemm.Gemm(d.threads, false, false, d.m, d.k, d.n, 1, dy, ld(d.n), w, ld(d.k), 0, dx, ld(d.k))
 }

@@ -189,9 +189,9 @@ func (o *matMulOp) Run() error {
 	}
 	switch a.DataType() {
 	case blob.Float32:
-		gemm.Sgemm(o.transA, o.transB, m, n, k, 1, blob.Data[float32](a), ld(a1), blob.Data[float32](b), ld(b1), 0, blob.Data[float32](y), ld(n))
+		gemm.Gemm(o.Threads(), o.transA, o.transB, m, n, k, 1, blob.Data[float32](a), ld(a1), blob.Data[float32](b), ld(b1), 0, blob.Data[float32](y), ld(n))
 	case blob.Float64:
-		gemm.Dgemm(o.transA, o.transB, m, n, k, 1, blob.Data[float64](a), ld(a1), blob.Data[float64](b), ld(b1), 0, blob.Data[float64](y), ld(n))
+		gemm.Gemm(o.Threads(), o.transA, o.transB, m, n, k, 1, blob.Data[float64](a), ld(a1), blob.Data[float64](b), ld(b1), 0, blob.Data[float64](y), ld(n))
 	}
 	if shape != nil {
 		if err := y.Reshape(shape.Dims()...); err != nil {
@@ -243,6 +243,7 @@ func (o *batchMatMulOp) mismatch(a, b *blob.Tensor) error {
 }
 
 func batchMatMul[T blob.Float](o *batchMatMulOp, a, b *blob.Tensor, dt blob.DataType) error {
+	threads := o.Threads()
 	ad, bd := a.Dims(), b.Dims()
 	na, nb := len(ad), len(bd)
 	if na == 0 || nb == 0 {
@@ -260,7 +261,7 @@ func batchMatMul[T blob.Float](o *batchMatMulOp, a, b *blob.Tensor, dt blob.Data
 		if err := y.Init(dt, o.shape...); err != nil {
 			return o.Errorf("output %q: %v", o.OutputName(0), err)
 		}
-		gemm.Gemm(false, false, 1, 1, len(A), 1, A, ld(len(A)), B, 1, 0, blob.Data[T](y), 1)
+		gemm.Gemm(threads, false, false, 1, 1, len(A), 1, A, ld(len(A)), B, 1, 0, blob.Data[T](y), 1)
 		return nil
 	case na == 1:
 		// Vector times a batch of matrices.
@@ -274,7 +275,7 @@ func batchMatMul[T blob.Float](o *batchMatMulOp, a, b *blob.Tensor, dt blob.Data
 				return o.Errorf("output %q: %v", o.OutputName(0), err)
 			}
 			rows := b.SizeToDim(nb - 1)
-			gemm.Gemm(false, false, rows, 1, k, 1, B, ld(k), A, 1, 0, blob.Data[T](y), 1)
+			gemm.Gemm(threads, false, false, rows, 1, k, 1, B, ld(k), A, 1, 0, blob.Data[T](y), 1)
 			return nil
 		}
 		if bd[nb-2] != k {
@@ -287,7 +288,7 @@ func batchMatMul[T blob.Float](o *batchMatMulOp, a, b *blob.Tensor, dt blob.Data
 		}
 		Y := blob.Data[T](y)
 		for i := range b.SizeToDim(nb - 2) {
-			gemm.Gemm(false, false, 1, n, k, 1, A, ld(k), B[i*k*n:], ld(n), 0, Y[i*n:], ld(n))
+			gemm.Gemm(threads, false, false, 1, n, k, 1, A, ld(k), B[i*k*n:], ld(n), 0, Y[i*n:], ld(n))
 		}
 		return nil
 	case nb == 1:
@@ -304,7 +305,7 @@ func batchMatMul[T blob.Float](o *batchMatMulOp, a, b *blob.Tensor, dt blob.Data
 			}
 			Y := blob.Data[T](y)
 			for i := range a.SizeToDim(na - 2) {
-				gemm.Gemm(true, false, m, 1, k, 1, A[i*k*m:], ld(m), B, 1, 0, Y[i*m:], 1)
+				gemm.Gemm(threads, true, false, m, 1, k, 1, A[i*k*m:], ld(m), B, 1, 0, Y[i*m:], 1)
 			}
 			return nil
 		}
@@ -315,7 +316,7 @@ func batchMatMul[T blob.Float](o *batchMatMulOp, a, b *blob.Tensor, dt blob.Data
 		if err := y.Init(dt, o.shape...); err != nil {
 			return o.Errorf("output %q: %v", o.OutputName(0), err)
 		}
-		gemm.Gemm(false, false, a.SizeToDim(na-1), 1, k, 1, A, ld(k), B, 1, 0, blob.Data[T](y), 1)
+		gemm.Gemm(threads, false, false, a.SizeToDim(na-1), 1, k, 1, A, ld(k), B, 1, 0, blob.Data[T](y), 1)
 		return nil
 	}
 
@@ -380,7 +381,7 @@ func batchMatMul[T blob.Float](o *batchMatMulOp, a, b *blob.Tensor, dt blob.Data
 	aMat, bMat, yMat := m*k, k*n, m*n
 	ai, bi := 0, 0
 	for t := 0; t < batches; t++ {
-		gemm.Gemm(o.transA, o.transB, m, n, k, 1, A[ai*aMat:], lda, B[bi*bMat:], ldb, 0, Y[t*yMat:], ld(n))
+		gemm.Gemm(threads, o.transA, o.transB, m, n, k, 1, A[ai*aMat:], lda, B[bi*bMat:], ldb, 0, Y[t*yMat:], ld(n))
 		for d := nd - 1; d >= 0; d-- {
 			o.index[d]++
 			ai += o.aStride[d]

@@ -30,10 +30,12 @@ func readOrder(b *operators.Base) (nhwc bool, err error) {
 
 // layout is a batch of n images of c channels and hw spatial positions,
 // stored NCHW (image, channel, position) or NHWC (image, position,
-// channel).
+// channel), and the kernel thread budget of the operator working on it
+// (operators.Base.Threads).
 type layout struct {
 	n, c, hw int
 	nhwc     bool
+	threads  int
 }
 
 // spatialLayout reads the layout of input i, which must have at least
@@ -43,7 +45,7 @@ func spatialLayout(b *operators.Base, i int, x *blob.Tensor, nhwc bool, minDims 
 	if x.NumDims() < minDims {
 		return layout{}, b.Errorf("input %d (%q) has shape %v; it needs at least %d dimensions", i, b.InputName(i), x.Dims(), minDims)
 	}
-	l := layout{n: x.Dim(0), c: x.Dim(1), nhwc: nhwc}
+	l := layout{n: x.Dim(0), c: x.Dim(1), nhwc: nhwc, threads: b.Threads()}
 	if nhwc {
 		l.c = x.Dim(x.NumDims() - 1)
 	}

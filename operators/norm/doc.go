@@ -17,10 +17,10 @@
 // Every operator takes float32 and float64 tensors (Caffe2's CPU kernels
 // take float); the per-channel or per-group statistics and reductions are
 // accumulated in float64. Spatial operators take the order argument, "NCHW"
-// (default) or "NHWC". Large tensors are split over a small pool of worker
-// goroutines (GOMAXPROCS of them), and operators keep their outputs and
-// scratch buffers between runs, so that a net in steady state does not
-// allocate.
+// (default) or "NHWC". Large tensors are split into parts run on the
+// kernels' shared workers (package operators/kernels/parallel), and
+// operators keep their outputs and scratch buffers between runs, so that a
+// net in steady state does not allocate.
 //
 // Importing the package registers the operators, their schemas and their
 // gradient makers; the gradient operator definitions equal Caffe2's (type

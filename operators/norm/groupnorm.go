@@ -2,10 +2,10 @@ package norm
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 func init() {
@@ -63,7 +63,6 @@ type groupKernel[T blob.Float] struct {
 	db, dsc         []float64 // sums (also the per-channel partial sums of gStats on NHWC data)
 	// per channel
 	dg, dbt []float64
-	wg      sync.WaitGroup
 }
 
 // setup sizes the buffers for layout l split into g groups.
@@ -155,12 +154,12 @@ func (k *groupKernel[T]) run(phase int, out []T) {
 	default:
 		items = l.n * l.c
 	}
-	parallel(k, &k.wg, items, numParts(items, work))
+	parallel.Run(k, items, parallel.Parts(k.l.threads, items, work))
 }
 
-// runRange processes the items [lo, hi) of the phase: NCHW groups, planes
+// RunRange processes the items [lo, hi) of the phase: NCHW groups, planes
 // or images, or NHWC images or positions.
-func (k *groupKernel[T]) runRange(_, lo, hi int) {
+func (k *groupKernel[T]) RunRange(_, lo, hi int) {
 	l := k.l
 	hw := l.hw
 	switch {

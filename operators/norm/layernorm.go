@@ -2,10 +2,10 @@ package norm
 
 import (
 	"math"
-	"sync"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 func init() {
@@ -53,7 +53,7 @@ type layerKernel[T blob.Float] struct {
 	gamma, beta []T // nil without elementwise affine
 	mean, std   []T // per row
 	dg, db      []float64
-	wg          sync.WaitGroup
+	threads     int // the operator's kernel thread budget
 }
 
 // run runs one phase over the rows (or, for lnAffineGrad, the columns).
@@ -63,10 +63,11 @@ func (k *layerKernel[T]) run(phase int) {
 	if phase == lnAffineGrad {
 		items = k.k
 	}
-	parallel(k, &k.wg, items, numParts(items, k.m*k.k))
+	parallel.Run(k, items, parallel.Parts(k.threads, items, k.m*k.k))
 }
 
-func (k *layerKernel[T]) runRange(_, lo, hi int) {
+// RunRange processes the rows [lo, hi) of the phase.
+func (k *layerKernel[T]) RunRange(_, lo, hi int) {
 	K := k.k
 	switch k.phase {
 	case lnForward:
@@ -217,7 +218,7 @@ func runLayerNorm[T blob.Float](o *layerNorm, k *layerKernel[T], x *blob.Tensor)
 	if err != nil {
 		return err
 	}
-	k.m, k.k, k.eps = m, rowLen, o.eps
+	k.m, k.k, k.eps, k.threads = m, rowLen, o.eps, o.Threads()
 	k.x, k.y, k.mean, k.std = blob.Data[T](x), blob.Data[T](y), blob.Data[T](mean), blob.Data[T](std)
 	k.run(lnForward)
 	return nil
@@ -283,7 +284,7 @@ func runLayerNormGradient[T blob.Float](o *layerNormGradient, k *layerKernel[T],
 	if err != nil {
 		return err
 	}
-	k.m, k.k = m, rowLen
+	k.m, k.k, k.threads = m, rowLen, o.Threads()
 	k.x, k.dy, k.y = blob.Data[T](x), blob.Data[T](dy), blob.Data[T](dx)
 	k.mean, k.std = blob.Data[T](mean), blob.Data[T](std)
 	k.run(lnGradient)

@@ -2,10 +2,10 @@ package norm
 
 import (
 	"math"
-	"sync"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 func init() {
@@ -51,7 +51,6 @@ type lrnKernel[T blob.Float] struct {
 	phase               int
 	x, y, scale, dy, dx []T
 	blocks              int // NCHW work items per image
-	wg                  sync.WaitGroup
 }
 
 // run runs one phase over the NCHW blocks or NHWC positions. An element
@@ -64,11 +63,11 @@ func (k *lrnKernel[T]) run(phase int) {
 		k.blocks = (l.hw + lrnBlock - 1) / lrnBlock
 		items = l.n * k.blocks
 	}
-	parallel(k, &k.wg, items, numParts(items, 8*l.n*l.c*l.hw))
+	parallel.Run(k, items, parallel.Parts(l.threads, items, 8*l.n*l.c*l.hw))
 }
 
-// runRange processes NHWC positions or NCHW blocks [lo, hi).
-func (k *lrnKernel[T]) runRange(_, lo, hi int) {
+// RunRange processes NHWC positions or NCHW blocks [lo, hi).
+func (k *lrnKernel[T]) RunRange(_, lo, hi int) {
 	if k.l.nhwc {
 		for r := lo; r < hi; r++ {
 			k.row(r * k.l.c)

@@ -2,10 +2,10 @@ package norm
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 func init() {
@@ -100,7 +100,6 @@ type bnKernel[T blob.Float] struct {
 	s, s2      []float64
 	m, a, c, d []T
 	ch         bnChannel[T]
-	wg         sync.WaitGroup
 }
 
 // bnChannel is what the per-channel coefficients are computed from, and
@@ -171,13 +170,13 @@ func (k *bnKernel[T]) reduce(phase int) {
 	l := k.l
 	work := l.n * l.c * l.hw
 	if !l.nhwc {
-		parallel(k, &k.wg, l.c, numParts(l.c, work))
+		parallel.Run(k, l.c, parallel.Parts(l.threads, l.c, work))
 		return
 	}
 	rows := l.n * l.hw
-	parts := numParts(rows, work)
+	parts := parallel.Parts(l.threads, rows, work)
 	k.s, k.s2 = grow(k.s, parts*l.c), grow(k.s2, parts*l.c)
-	parallel(k, &k.wg, rows, parts)
+	parallel.Run(k, rows, parts)
 	for p := 1; p < parts; p++ {
 		for c := range l.c {
 			k.s[c] += k.s[p*l.c+c]
@@ -194,7 +193,7 @@ func (k *bnKernel[T]) apply(phase int, out []T) {
 	if l.nhwc {
 		items = l.n * l.hw
 	}
-	parallel(k, &k.wg, items, numParts(items, l.n*l.c*l.hw))
+	parallel.Run(k, items, parallel.Parts(l.threads, items, l.n*l.c*l.hw))
 }
 
 // forward normalizes with the batch statistics of x (training, one batch),
@@ -210,7 +209,7 @@ func (k *bnKernel[T]) forward(out []T) {
 		return
 	}
 	k.phase, k.y = bnForward, out
-	parallel(k, &k.wg, k.l.c, numParts(k.l.c, k.l.n*k.l.c*k.l.hw))
+	parallel.Run(k, k.l.c, parallel.Parts(k.l.threads, k.l.c, k.l.n*k.l.c*k.l.hw))
 }
 
 // backward computes dx (written to out), dscale and dbias from x and dy.
@@ -224,10 +223,12 @@ func (k *bnKernel[T]) backward(out []T) {
 		return
 	}
 	k.phase, k.y = bnBackward, out
-	parallel(k, &k.wg, k.l.c, numParts(k.l.c, k.l.n*k.l.c*k.l.hw))
+	parallel.Run(k, k.l.c, parallel.Parts(k.l.threads, k.l.c, k.l.n*k.l.c*k.l.hw))
 }
 
-func (k *bnKernel[T]) runRange(part, lo, hi int) {
+// RunRange processes the channels, planes or NHWC rows [lo, hi) of the
+// phase, as part part (NHWC partial sums go to the part's slot).
+func (k *bnKernel[T]) RunRange(part, lo, hi int) {
 	l := k.l
 	if l.nhwc {
 		k.runRows(part, lo, hi)

@@ -27,17 +27,16 @@
 //
 // # Threads
 //
-// Large products are split into GOMAXPROCS row (or, for short wide
-// products, column) ranges. The caller computes ranges itself and hands
-// the others to a fixed pool of worker goroutines; whoever comes first
-// claims the next range, so a helper that cannot start at once costs
-// nothing more than computing its range in the caller. Waking a parked
-// goroutine on an idle core takes tens of microseconds (about 60 µs on a
-// virtual machine), so, like OpenBLAS's threads, the workers keep polling
-// for 300 µs after their last job, and the caller spins (yielding now and
-// then) while it waits for its helpers. Packing buffers and per-call state
-// are recycled through free lists, so a call in steady state does not
-// allocate.
+// Large products are split into row (or, for short wide products, column)
+// ranges, as many as the caller's thread budget allows: GOMAXPROCS for
+// Sgemm and Dgemm, the threads argument of Gemm (an operator passes its
+// Base.Threads). The ranges run on the kernels' shared workers (package
+// operators/kernels/parallel): the caller computes ranges itself and
+// whoever comes first claims the next one, so a helper that cannot start
+// at once costs nothing more than computing its range in the caller. The k
+// dimension is never split, so the result is the same for any budget.
+// Packing buffers and per-call state are recycled through free lists, so a
+// call in steady state does not allocate.
 //
 // # Benchmarks
 //

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
-	"time"
+
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
 
 const (
@@ -23,18 +23,23 @@ const (
 // is overwritten without being read (NaNs in it do not propagate). It
 // panics, like a BLAS, when a dimension is negative, a leading dimension is
 // smaller than its row length, or a slice is too short for its matrix.
+// It splits a large product over GOMAXPROCS goroutines.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	Gemm(runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Dgemm is Sgemm for float64 matrices.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	Gemm(runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Gemm is Sgemm and Dgemm for either element type, for callers that are
-// generic over it.
-func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// generic over it, splitting a large product over at most threads
+// goroutines (the caller's thread budget; less than 1 counts as 1). The
+// split cuts rows or columns of C, never the k dimension, so every element
+// of C is summed in the same order and the result does not depend on
+// threads.
+func Gemm[T float32 | float64](threads int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	checkArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if m == 0 || n == 0 {
 		return
@@ -53,35 +58,20 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 	}
-	tasks, byRows, chunk := split(m, n, k, runtime.GOMAXPROCS(0), p.kern.mr, p.kern.nr, p.kern.taskWork)
+	tasks, byRows, chunk := split(m, n, k, threads, p.kern.mr, p.kern.nr, p.kern.taskWork)
 	if tasks <= 1 {
 		buf := st.bufs.get()
 		p.run(0, m, 0, n, buf)
 		st.bufs.put(buf)
 		return
 	}
-	ensureWorkers(tasks - 1)
 	j := st.jobs.get()
 	j.p, j.byRows, j.st = p, byRows, st
 	j.extent, j.chunk = n, chunk
 	if byRows {
 		j.extent = m
 	}
-	j.pending.Store(int32(tasks))
-	gen := j.open(tasks)
-	// Ask for tasks-1 helpers, and work too: the caller claims ranges
-	// until none is left, so that a helper that starts late (its core
-	// busy, or every worker taken by other calls) costs no more than
-	// computing its range here. A helper that comes after the last range
-	// was claimed finds the job closed and leaves.
-	for range tasks - 1 {
-		select {
-		case pool.ch <- token{j, gen}:
-		default: // the pool is swamped: no helper
-		}
-	}
-	j.work(gen)
-	j.wait()
+	parallel.Run(j, tasks, tasks)
 	j.p = problem[T]{}
 	st.jobs.put(j)
 }
@@ -460,88 +450,25 @@ func split(m, n, k, procs, mr, nr, taskWork int) (tasks int, byRows bool, chunk 
 	return (extent + chunk - 1) / chunk, byRows, chunk
 }
 
-// job is one parallel product, shared by the caller and its helpers. Its
-// rows (or columns) are cut into ranges of chunk, which whoever comes
-// first claims in turn.
+// job is one parallel product: its rows (or columns) cut into ranges of
+// chunk, one part of parallel.Run each.
 type job[T float32 | float64] struct {
 	p             problem[T]
 	byRows        bool
 	st            *state[T]
 	extent, chunk int
-	// claims is the job's generation (bits 32-63; each use of the job is
-	// a new one), its number of ranges (bits 16-31) and the next range to
-	// claim (bits 0-15), in one word so that a helper holding a token of
-	// an earlier use can never claim a range of this one.
-	claims  atomic.Uint64
-	pending atomic.Int32 // the ranges not yet computed
 }
 
-// open starts a use of the job with the given number of ranges (fewer
-// than 1<<16) and returns its generation.
-func (j *job[T]) open(ranges int) uint32 {
-	gen := uint32(j.claims.Load()>>32) + 1
-	j.claims.Store(uint64(gen)<<32 | uint64(ranges)<<16)
-	return gen
-}
-
-// claim returns the next range of generation gen to compute, or false
-// when there is none.
-func (j *job[T]) claim(gen uint32) (int, bool) {
-	for {
-		c := j.claims.Load()
-		next, ranges := int(c&0xffff), int(c>>16&0xffff)
-		if uint32(c>>32) != gen || next >= ranges {
-			return 0, false
-		}
-		if j.claims.CompareAndSwap(c, c+1) {
-			return next, true
-		}
+// RunRange computes the ranges [lo, hi) of the product.
+func (j *job[T]) RunRange(_, lo, hi int) {
+	buf := j.st.bufs.get()
+	lo, hi = lo*j.chunk, min(hi*j.chunk, j.extent)
+	if j.byRows {
+		j.p.run(lo, hi, 0, j.p.n, buf)
+	} else {
+		j.p.run(0, j.p.m, lo, hi, buf)
 	}
-}
-
-// work claims and computes ranges of generation gen until none is left.
-// It touches the job only while it holds a range not yet done: once the
-// last range is done the caller may reuse the job.
-func (j *job[T]) work(gen uint32) {
-	i, ok := j.claim(gen)
-	if !ok {
-		return
-	}
-	st := j.st
-	buf := st.bufs.get()
-	for {
-		lo := i * j.chunk
-		hi := min(lo+j.chunk, j.extent)
-		if j.byRows {
-			j.p.run(lo, hi, 0, j.p.n, buf)
-		} else {
-			j.p.run(0, j.p.m, lo, hi, buf)
-		}
-		next, more := j.claim(gen)
-		if !more {
-			st.bufs.put(buf)
-			j.pending.Add(-1)
-			return
-		}
-		j.pending.Add(-1)
-		i = next
-	}
-}
-
-// wait waits for the helpers to finish the ranges they claimed. It spins
-// rather than blocks: a goroutine that blocks is woken on the processor of
-// the goroutine that wakes it, here a helper, which keeps polling for work
-// there, so that the caller would sit until another processor steals it,
-// tens of microseconds later on an idle core. The helpers started at
-// about the same time as the caller on ranges of the same size, so the
-// wait is short; the caller yields now and then in case a helper waits
-// for its processor.
-func (j *job[T]) wait() {
-	for i := 1; j.pending.Load() > 0; i++ {
-		if i%256 == 0 {
-			runtime.Gosched()
-		}
-	}
+	j.st.bufs.put(buf)
 }
 
 // state holds the free lists of one element type.
@@ -591,76 +518,4 @@ func stateFor[T float32 | float64]() *state[T] {
 		s = state64
 	}
 	return s.(*state[T])
-}
-
-// helper is a job that a worker can help with.
-type helper interface {
-	work(gen uint32)
-}
-
-// token asks a worker to help with generation gen of a job.
-type token struct {
-	h   helper
-	gen uint32
-}
-
-// pool is the set of worker goroutines that help with jobs; it grows to
-// the largest number of helpers a call has asked for and never shrinks.
-var pool struct {
-	mu sync.Mutex
-	n  atomic.Int32
-	ch chan token
-}
-
-func init() { pool.ch = make(chan token, 256) }
-
-func ensureWorkers(n int) {
-	if int(pool.n.Load()) >= n {
-		return
-	}
-	pool.mu.Lock()
-	for int(pool.n.Load()) < n {
-		pool.n.Add(1)
-		go worker(pool.ch)
-	}
-	pool.mu.Unlock()
-}
-
-// spin is how long a worker keeps polling for work after its last job
-// before it blocks. Waking a blocked goroutine on an idle core can take
-// tens of microseconds (on a virtual machine, around 60 µs: the idle vCPU
-// is halted), as long as a whole 256³ product takes on two cores, while a
-// polling worker starts within a microsecond; so, like OpenBLAS's threads,
-// the workers spin a little between calls. They yield the processor every
-// few microseconds meanwhile, so other goroutines do not wait for them.
-const spin = 300 * time.Microsecond
-
-func worker(ch <-chan token) {
-	for {
-		t, ok := poll(ch)
-		if !ok {
-			t = <-ch
-		}
-		t.h.work(t.gen)
-	}
-}
-
-// poll waits for a token for up to spin without blocking.
-func poll(ch <-chan token) (token, bool) {
-	deadline := time.Now().Add(spin)
-	for i := 1; ; i++ {
-		select {
-		case t := <-ch:
-			return t, true
-		default:
-		}
-		if i%64 == 0 {
-			if time.Now().After(deadline) {
-				return token{}, false
-			}
-			if i%1024 == 0 {
-				runtime.Gosched()
-			}
-		}
-	}
 }

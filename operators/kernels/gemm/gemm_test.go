@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -360,6 +361,51 @@ func TestConcurrentCalls(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestThreadsDoNotChangeResults runs products split over 2, 3 and 7
+// goroutines and requires exactly the result of one goroutine: the split
+// never cuts k, so a data-parallel replica with a smaller thread budget
+// computes what one device with all the cores computes.
+func TestThreadsDoNotChangeResults(t *testing.T) {
+	for _, ks := range kernelSets() {
+		k32 := *ks.k32
+		k32.taskWork = 1 << 16 // smaller tasks than usual, so that these split 7 ways
+		ks.k32 = &k32
+		withKernels(t, ks, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 8))
+			for _, tc := range []gemmCase{
+				{m: 301, n: 97, k: 700, alpha: 1, beta: 0},
+				{m: 9, n: 3001, k: 77, transA: true, alpha: 1, beta: 0.5},
+				{m: 250, n: 250, k: 600, transA: true, transB: true, alpha: 2, beta: 1},
+			} {
+				a := randSlice[float32](r, tc.m*tc.k)
+				b := randSlice[float32](r, tc.k*tc.n)
+				c0 := randSlice[float32](r, tc.m*tc.n)
+				lda, ldb := tc.k, tc.n
+				if tc.transA {
+					lda = tc.m
+				}
+				if tc.transB {
+					ldb = tc.k
+				}
+				run := func(threads int) []float32 {
+					c := slices.Clone(c0)
+					Gemm(threads, tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, tc.n)
+					return c
+				}
+				want := run(1)
+				for _, threads := range []int{2, 3, 7} {
+					if tasks, _, _ := split(tc.m, tc.n, tc.k, threads, k32.mr, k32.nr, k32.taskWork); tasks < 2 {
+						t.Fatalf("%v: not split %d ways (test needs a parallel case)", tc, threads)
+					}
+					if got := run(threads); !slices.Equal(got, want) {
+						t.Errorf("%v: %d threads give a different result from 1", tc, threads)
+					}
+				}
+			}
+		})
 	}
 }
 
