@@ -2,12 +2,14 @@ package workspace
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
@@ -30,17 +32,38 @@ type executor interface {
 // executorFactory builds an executor for a net's operators.
 type executorFactory func(n *Net) (executor, error)
 
-var executors = map[string]executorFactory{
-	"":                   newSimpleExecutor,
-	"simple":             newSimpleExecutor,
-	"singlethread_async": newSimpleExecutor,
-	"dag":                newDAGExecutor,
-	"async_dag":          newDAGExecutor,
-	"async_scheduling":   newDAGExecutor,
-	"async_polling":      newDAGExecutor,
-	"prof_dag":           newDAGExecutor,
-	"parallel":           newDAGExecutor,
+// executorType is a net type's executor.
+type executorType struct {
+	build executorFactory
+	// concurrent: the executor runs the operators of different devices at
+	// the same time.
+	concurrent bool
 }
+
+var executors = map[string]executorType{
+	"":                   {newSimpleExecutor, false},
+	"simple":             {newSimpleExecutor, false},
+	"singlethread_async": {newSimpleExecutor, false},
+	"dag":                {newDAGExecutor, true},
+	"async_dag":          {newDAGExecutor, true},
+	"async_scheduling":   {newDAGExecutor, true},
+	"async_polling":      {newDAGExecutor, true},
+	"prof_dag":           {newDAGExecutor, true},
+	"parallel":           {newDAGExecutor, true},
+}
+
+// KernelThreadsArg is the net argument (an int, at least 1) that sets the
+// kernel thread budget of every operator of the net, operators.Base.Threads:
+// the most goroutines one kernel call may split its work into. Without it
+// a net whose executor runs the operators of several CPU devices at once
+// (dag and its aliases) gives each operator an equal share of the cores,
+// GOMAXPROCS at creation divided by the number of CPU devices (at least 1),
+// so that data-parallel replicas share the cores instead of each splitting
+// its kernels over all of them: LeNet training on 2 devices of batch 32 on
+// 2 cores went from 0.76 to 0.90 of 1 device of batch 64 using both cores
+// (BenchmarkLeNet in examples/dataparallel). Any other net's operators use
+// GOMAXPROCS at each call.
+const KernelThreadsArg = "kernel_threads"
 
 // ExecutorTypes returns the net types (NetDef.type values) this runtime
 // accepts, sorted; "" means "simple".
@@ -77,11 +100,15 @@ func (n *Net) Run() error {
 // newNet checks def as Caffe2 does at net construction and instantiates its
 // operators in ws.
 func newNet(def *netdef.NetDef, ws *Workspace) (*Net, error) {
-	mkExec, ok := executors[def.GetType()]
+	ex, ok := executors[def.GetType()]
 	if !ok {
 		return nil, fmt.Errorf("net type %q does not exist (known types: %s)", def.GetType(), strings.Join(ExecutorTypes(), ", "))
 	}
 	if err := checkDeclarations(def); err != nil {
+		return nil, err
+	}
+	threads, err := kernelThreads(def, ex.concurrent)
+	if err != nil {
 		return nil, err
 	}
 	n := &Net{name: def.GetName(), def: proto.Clone(def).(*netdef.NetDef)}
@@ -95,18 +122,46 @@ func newNet(def *netdef.NetDef, ws *Workspace) (*Net, error) {
 			d = proto.Clone(opDef).(*netdef.OperatorDef)
 			d.DeviceOption = proto.Clone(def.DeviceOption).(*netdef.DeviceOption)
 		}
-		op, err := operators.Create(d, ws, i)
+		op, err := operators.CreateWithThreads(d, ws, i, threads)
 		if err != nil {
 			return nil, err
 		}
 		n.ops[i] = op
 	}
-	exec, err := mkExec(n)
+	exec, err := ex.build(n)
 	if err != nil {
 		return nil, err
 	}
 	n.exec = exec
 	return n, nil
+}
+
+// kernelThreads returns the kernel thread budget of def's operators (see
+// KernelThreadsArg); 0 means GOMAXPROCS at each call.
+func kernelThreads(def *netdef.NetDef, concurrent bool) (int, error) {
+	if a := netdef.FindArg(def.GetArg(), KernelThreadsArg); a != nil {
+		if a.I == nil || a.GetI() < 1 {
+			return 0, fmt.Errorf("net argument %s must be an integer of at least 1, got %v", KernelThreadsArg, a)
+		}
+		return int(a.GetI()), nil
+	}
+	if !concurrent {
+		return 0, nil
+	}
+	cpus := map[devicescope.Key]bool{}
+	for _, op := range def.GetOp() {
+		opt := op.GetDeviceOption()
+		if opt == nil {
+			opt = def.GetDeviceOption()
+		}
+		if opt.GetDeviceType() == netdef.CPU {
+			cpus[devicescope.KeyOf(opt)] = true
+		}
+	}
+	if len(cpus) < 2 {
+		return 0, nil
+	}
+	return max(1, runtime.GOMAXPROCS(0)/len(cpus)), nil
 }
 
 // checkDeclarations enforces Caffe2's declared-input rule (only when the net

@@ -52,6 +52,14 @@ type Options struct {
 	// NumThreadsPerDevice sets the net's num_workers to
 	// len(Devices)·NumThreadsPerDevice; default 4.
 	NumThreadsPerDevice int
+	// KernelThreadsPerDevice is the kernel thread budget of each
+	// operator of the train net (the net argument
+	// workspace.KernelThreadsArg): the most goroutines one GEMM,
+	// convolution or normalization call may split its work into. Default
+	// (0): the net's executor gives each of the len(Devices) CPU replicas
+	// GOMAXPROCS/len(Devices) (at least 1), so that replicas running at
+	// the same time share the cores.
+	KernelThreadsPerDevice int
 	// NoComputedParamBroadcast turns off the per-iteration copy of the
 	// computed parameters (batch-norm running statistics) from the master
 	// to the other devices (Caffe2's broadcast_computed_params=False).

@@ -73,8 +73,9 @@ type Parallel struct {
 //     parameters, the optimizer's momentum, …) from the master in the init
 //     net, so replicas start identical.
 //
-// The train net gets the NetType executor (default dag) and
-// len(Devices)·NumThreadsPerDevice workers.
+// The train net gets the NetType executor (default dag),
+// len(Devices)·NumThreadsPerDevice workers and, with
+// KernelThreadsPerDevice, that kernel thread budget.
 //
 // Parallelize refuses to run inside a non-CPU device scope and needs a
 // non-empty device list. Errors name what failed; on error m may be left
@@ -165,6 +166,10 @@ func (p *Parallel) build() error {
 	net.Type = &p.opts.NetType
 	workers := int32(len(p.devices) * p.opts.NumThreadsPerDevice)
 	net.NumWorkers = &workers
+	if p.opts.KernelThreadsPerDevice > 0 {
+		net.Arg = slices.DeleteFunc(net.Arg, func(a *netdef.Argument) bool { return a.GetName() == workspace.KernelThreadsArg })
+		net.Arg = append(net.Arg, netdef.ArgInt(workspace.KernelThreadsArg, int64(p.opts.KernelThreadsPerDevice)))
+	}
 
 	// Parameters that exist already are not data-parallel.
 	nonDataParams := len(m.ParamsIn(""))

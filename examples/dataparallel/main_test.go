@@ -102,8 +102,10 @@ func benchmarkLeNet(b *testing.B, devices, perDevice int) {
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "images/s")
 }
 
-// BenchmarkLeNet trains LeNet on 1 and 2 CPU devices. Kernels split their
-// work over GOMAXPROCS goroutines, so run it with -cpu to set the cores:
+// BenchmarkLeNet trains LeNet on 1 and 2 CPU devices. Each device's
+// kernels split their work over GOMAXPROCS/devices goroutines (the dag
+// net's share per device, see workspace.KernelThreadsArg), so run it with
+// -cpu to set the cores:
 //
 //	go test -bench LeNet -benchmem -cpu 1,2 ./examples/dataparallel
 //
