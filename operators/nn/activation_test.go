@@ -6,6 +6,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
@@ -105,6 +106,41 @@ func TestActivationErrors(t *testing.T) {
 			t.Errorf("%s: no error", tc.name)
 		} else {
 			t.Logf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// TestActivationJobSplits checks that splitting an activation or its
+// gradient over several parts (odd sizes, more parts than cores) gives what
+// one pass over all elements gives.
+func TestActivationJobSplits(t *testing.T) {
+	const n = 3*parallel.MinPartWork + 7
+	r := newRand(5)
+	y := make([]float32, n)
+	dy := make([]float32, n)
+	for i := range y {
+		y[i], dy[i] = float32(r.Float64()*2-1), float32(r.Float64()*2-1)
+	}
+	for _, kind := range []activation{actRelu, actLeakyRelu, actSigmoid, actTanh} {
+		for _, grad := range []bool{false, true} {
+			want := make([]float32, n)
+			got := make([]float32, n)
+			j := activationJob{grad: grad, kind: kind, alpha: 0.1, a: y, b: got}
+			if grad {
+				activateGrad(kind, 0.1, y, dy, want)
+				j.b, j.c = dy, got
+			} else {
+				activate(kind, 0.1, y, want)
+			}
+			j.run(3, n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("kind %d grad %v: element %d is %v split, %v in one pass", kind, grad, i, got[i], want[i])
+				}
+			}
+			if j.a != nil || j.b != nil || j.c != nil {
+				t.Errorf("kind %d grad %v: the job keeps the tensors' memory", kind, grad)
+			}
 		}
 	}
 }

@@ -22,6 +22,9 @@ func steadyCases() []steadyCase {
 		{"Relu", opDef("Relu", []string{"X"}, []string{"Y"}), []*blob.Tensor{x(64, 256)}},
 		{"ReluInPlace", opDef("Relu", []string{"X"}, []string{"X"}), []*blob.Tensor{x(64, 256)}},
 		{"ReluGradient", opDef("ReluGradient", []string{"Y", "dY"}, []string{"dX"}), []*blob.Tensor{x(64, 256), x(64, 256)}},
+		// The convnet benchmark's first activation: 128 images of 32×32×32.
+		{"ReluInPlaceConvnet", opDef("Relu", []string{"X"}, []string{"X"}), []*blob.Tensor{x(128, 32, 32, 32)}},
+		{"ReluGradientConvnet", opDef("ReluGradient", []string{"Y", "dY"}, []string{"dY"}), []*blob.Tensor{x(128, 32, 32, 32), x(128, 32, 32, 32)}},
 		{"LeakyRelu", opDef("LeakyRelu", []string{"X"}, []string{"Y"}), []*blob.Tensor{x(64, 256)}},
 		{"LeakyReluGradient", opDef("LeakyReluGradient", []string{"Y", "dY"}, []string{"dX"}), []*blob.Tensor{x(64, 256), x(64, 256)}},
 		{"Sigmoid", opDef("Sigmoid", []string{"X"}, []string{"Y"}), []*blob.Tensor{x(64, 256)}},
