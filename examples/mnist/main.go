@@ -4,8 +4,8 @@
 // validation on the 10,000 test images, a progress bar and a
 // training-progress plot).
 //
-//	go run ./examples/mnist                  # 3 epochs, momentum SGD
-//	go run ./examples/mnist -iterations 200 -lr 0.1 -momentum 0   # Caffe2's tutorial setting
+//	go run ./examples/mnist      # 3 epochs, momentum SGD, lr 0.02 then 0.002 after 1900 steps
+//	go run ./examples/mnist -iterations 200 -lr 0.1 -momentum 0 -wd 0 -policy fixed   # Caffe2's tutorial setting
 //
 // The MNIST files are read from data/mnist (or -data).
 package main
@@ -36,8 +36,10 @@ type config struct {
 	lr           float64
 	momentum     float64
 	weightDecay  float64
+	policy       string
 	gamma        float64
 	power        float64
+	stepsize     int
 	validateStep int
 	trainLimit   int
 	plot         string
@@ -51,11 +53,13 @@ func main() {
 	flag.IntVar(&c.epochs, "epochs", 3, "passes over the 60,000 training images")
 	flag.IntVar(&c.iterations, "iterations", 0, "stop after this many steps instead (0: run the epochs)")
 	flag.IntVar(&c.batch, "batch", 64, "images per step")
-	flag.Float64Var(&c.lr, "lr", 0.01, "base learning rate")
+	flag.Float64Var(&c.lr, "lr", 0.02, "base learning rate")
 	flag.Float64Var(&c.momentum, "momentum", 0.9, "momentum (0: plain SGD)")
 	flag.Float64Var(&c.weightDecay, "wd", 5e-4, "L2 weight decay (0: none)")
-	flag.Float64Var(&c.gamma, "gamma", 1e-4, "the inv learning-rate policy's gamma (0: fixed rate)")
-	flag.Float64Var(&c.power, "power", 0.75, "the inv learning-rate policy's power")
+	flag.StringVar(&c.policy, "policy", "step", "learning-rate policy: inv (lr·(1+gamma·iter)^-power), step (lr·gamma^⌊iter/stepsize⌋) or fixed")
+	flag.Float64Var(&c.gamma, "gamma", 0.1, "the policy's gamma (0: fixed rate)")
+	flag.Float64Var(&c.power, "power", 0.75, "the inv policy's power")
+	flag.IntVar(&c.stepsize, "stepsize", 1900, "the step policy's stepsize, in iterations (1900: the last third of 3 epochs at batch 64 runs at lr/10)")
 	flag.IntVar(&c.validateStep, "validate-every", 0, "validate every this many steps (0: after every epoch)")
 	flag.IntVar(&c.trainLimit, "train-limit", 0, "use only the first this many training images (0: all)")
 	flag.StringVar(&c.plot, "plot", filepath.Join(os.TempDir(), "caffe2go-mnist-progress.png"), "write the training-progress plot here (.png or .svg; empty: none)")
@@ -113,9 +117,16 @@ func run(out io.Writer, c config) (*result, error) {
 		}
 	}
 	sgd := brew.SGDOptions{BaseLR: float32(c.lr), Momentum: float32(c.momentum), Policy: "fixed"}
-	if c.gamma > 0 {
+	switch {
+	case c.policy == "fixed" || c.gamma == 0:
+	case c.policy == "inv":
 		sgd.Policy = "inv"
 		sgd.LRArgs = []*netdef.Argument{netdef.ArgFloat("gamma", float32(c.gamma)), netdef.ArgFloat("power", float32(c.power))}
+	case c.policy == "step":
+		sgd.Policy = "step"
+		sgd.LRArgs = []*netdef.Argument{netdef.ArgFloat("gamma", float32(c.gamma)), netdef.ArgInt("stepsize", int64(c.stepsize))}
+	default:
+		return nil, fmt.Errorf("unknown learning-rate policy %q (want inv, step or fixed)", c.policy)
 	}
 	if _, err := brew.BuildSGD(model, sgd); err != nil {
 		return nil, err

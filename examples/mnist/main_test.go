@@ -16,7 +16,7 @@ func TestShortRun(t *testing.T) {
 	var out bytes.Buffer
 	res, err := run(&out, config{
 		dataDir: findData(), epochs: 1, iterations: 150, batch: 64, lr: 0.01, momentum: 0.9,
-		weightDecay: 5e-4, gamma: 1e-4, power: 0.75, validateStep: 75, trainLimit: 9600, plot: plot, seed: 1,
+		weightDecay: 5e-4, policy: "inv", gamma: 1e-4, power: 0.75, validateStep: 75, trainLimit: 9600, plot: plot, seed: 1,
 	})
 	if err != nil {
 		t.Fatal(err)
