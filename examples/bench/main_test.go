@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caffe2go/caffe2go/workspace"
 )
 
 // TestWorkloadsRun builds every workload at an eighth of its batch size and
@@ -25,5 +27,35 @@ func TestWorkloadsRun(t *testing.T) {
 		if !lines[w] {
 			t.Errorf("no line for %s in:\n%s", w, out.String())
 		}
+	}
+}
+
+// TestTrainingStepsDoNotAllocate checks that once warmed up, a training
+// step of every workload (at an eighth of its batch) allocates nothing:
+// tensors, kernel scratch and worker state are all reused.
+func TestTrainingStepsDoNotAllocate(t *testing.T) {
+	for _, w := range workloads {
+		t.Run(w.name, func(t *testing.T) {
+			ws := workspace.New("")
+			net, err := w.build(ws, w.batch/8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stepErr error
+			step := func() {
+				if err := ws.RunNet(net, 1); err != nil && stepErr == nil {
+					stepErr = err
+				}
+			}
+			for range 3 {
+				step()
+			}
+			if allocs := testing.AllocsPerRun(5, step); allocs != 0 {
+				t.Errorf("%v allocations per step", allocs)
+			}
+			if stepErr != nil {
+				t.Fatal(stepErr)
+			}
+		})
 	}
 }
