@@ -338,6 +338,10 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	} else {
 		s.job.img, s.job.side, s.job.dside = dy, x, dx
 	}
+	if db != nil && l.order == nchw {
+		s.sums = grow(s.sums, n*len(db))
+		s.job.sums = s.sums
+	}
 	parallel.Run(&s.job, n, parts)
 	if from == 1 {
 		s.sumPartials(1, parts, dw)
@@ -346,11 +350,11 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 		s.addTransposed(l, parts, dw)
 	}
 	s.job = batchJob[T]{}
-	if db != nil {
-		if kind == convBackward {
-			biasGrad(l.order, n, l.m, l.win.outSize, dy, db)
-		} else {
-			biasGrad(l.order, n, l.c, l.win.inSize, dy, db)
-		}
+	switch {
+	case db == nil:
+	case l.order == nchw:
+		foldSums(n, s.sums, db)
+	default:
+		biasGradNHWC(n, len(db), len(dy)/(n*len(db)), dy, db)
 	}
 }

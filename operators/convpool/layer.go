@@ -150,23 +150,39 @@ func accDW[T blob.Float](l *layer, side, col, dw []T) {
 }
 
 // biasGrad sets db to the sum of dy over images and positions, per channel
-// (dy holds images of channels channels and size positions each).
-func biasGrad[T blob.Float](o order, images, channels, size int, dy, db []T) {
-	if o == nchw {
-		for ch := range db {
-			var s float64
-			for n := 0; n < images; n++ {
-				s += float64(sum(dy[(n*channels+ch)*size : (n*channels+ch+1)*size]))
-			}
-			db[ch] = T(s)
-		}
-		return
-	}
+// (dy holds NHWC images of channels channels and size positions each). NCHW
+// bias gradients are summed by the batch job instead (planeSums and
+// foldSums).
+func biasGradNHWC[T blob.Float](images, channels, size int, dy, db []T) {
 	clear(db)
 	for p := 0; p < images*size; p++ {
 		for ch, v := range dy[p*channels : (p+1)*channels] {
 			db[ch] += v
 		}
+	}
+}
+
+// planeSums sets sums[ch] to the sum of plane ch of one NCHW image of size
+// positions per plane (len(sums) planes). The batch job calls it on each
+// image right after its products, while the image is still in cache and on
+// every part's core: as one serial pass over the whole gradient after the
+// job it took 7 ms of the convnet benchmark's step.
+func planeSums[T blob.Float](img []T, size int, sums []T) {
+	for ch := range sums {
+		sums[ch] = sum(img[ch*size : (ch+1)*size])
+	}
+}
+
+// foldSums sets db[ch] to the sum over images of sums[n·len(db)+ch] (the
+// planeSums of images images), in float64 and in image order, so the result
+// does not depend on how the batch was split.
+func foldSums[T blob.Float](images int, sums, db []T) {
+	for ch := range db {
+		var s float64
+		for n := 0; n < images; n++ {
+			s += float64(sums[n*len(db)+ch])
+		}
+		db[ch] = T(s)
 	}
 }
 
@@ -212,6 +228,10 @@ type batchJob[T blob.Float] struct {
 	dimg, dside []T
 	cols        [][]T
 	dw          [][]T
+	// sums, when not nil, receives the planeSums of each image of the
+	// bias-gradient source (NCHW only): side for convBackward, img for
+	// transBackward.
+	sums []T
 }
 
 // RunRange runs the images [lo, hi) with part's scratch.
@@ -252,6 +272,13 @@ func (j *batchJob[T]) RunRange(part, lo, hi int) {
 				mulW(l, j.w, nil, c, j.dside[n*l.sideLen:(n+1)*l.sideLen])
 			}
 		}
+		if j.sums != nil {
+			if j.kind == convBackward {
+				planeSums(side, l.win.outSize, j.sums[n*l.m:(n+1)*l.m])
+			} else {
+				planeSums(img, l.win.inSize, j.sums[n*l.c:(n+1)*l.c])
+			}
+		}
 	}
 }
 
@@ -288,6 +315,7 @@ func grow[T any](s []T, n int) []T {
 type scratch[T blob.Float] struct {
 	cols [][]T
 	dw   [][]T
+	sums []T
 	job  batchJob[T]
 }
 
