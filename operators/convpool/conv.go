@@ -207,24 +207,26 @@ func data[T blob.Element](t *blob.Tensor) []T {
 	return blob.Data[T](t)
 }
 
-// split returns how many parts a batch of n images is split into, and
-// gives each part's products an equal share of the operator's thread
-// budget, so that the parts and their GEMMs together use at most
-// Threads goroutines: a GEMM inside a part asking for helpers of its own
-// would only take cores from the other parts.
-func (o *convBase) split(n int) int {
+// split returns how many parts a batch of n images is split into for a
+// job of kind, and gives each part's products an equal share of the
+// operator's thread budget, so that the parts and their GEMMs together use
+// at most Threads goroutines: a GEMM inside a part asking for helpers of
+// its own would only take cores from the other parts. It also sets the
+// layer's images per product (layer.setBatch).
+func (o *convBase) split(kind jobKind, n int) int {
 	threads := o.Threads()
 	parts := parallel.Parts(threads, n, n*(o.l.colLen+o.l.sideLen))
 	o.l.threads = max(1, threads/parts)
+	o.l.setBatch(kind, n, parts)
 	return parts
 }
 
 // runConv runs a forward job (convForward or transForward) over n images.
 func runConv[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, img, w, b, side []T) {
 	l := &o.l
-	parts := o.split(n)
+	parts := o.split(kind, n)
 	s.prepare(l, parts, 0, 0)
-	s.job = batchJob[T]{kind: kind, l: l, img: img, side: side, w: w, b: b, cols: s.cols}
+	s.job = batchJob[T]{kind: kind, l: l, img: img, side: side, w: w, b: b, cols: s.cols, sides: s.sides}
 	parallel.Run(&s.job, n, parts)
 	s.job = batchJob[T]{}
 }
@@ -321,7 +323,7 @@ func gradOutputs(b *operators.Base, noBias bool, x, w *blob.Tensor, biasLen int)
 func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, x, w, dy, dw, db, dx []T) {
 	l := &o.l
 	clear(dw)
-	parts := o.split(n)
+	parts := o.split(kind, n)
 	// Part 0 accumulates into dw itself unless accDW's layout is the
 	// transpose of dw's.
 	from := 1
@@ -332,7 +334,7 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	if from == 1 {
 		s.dw[0] = dw
 	}
-	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, dw: s.dw}
+	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, sides: s.sides, dw: s.dw}
 	if kind == convBackward {
 		s.job.img, s.job.side, s.job.dimg = x, dy, dx
 	} else {

@@ -11,6 +11,8 @@ import (
 // NCHW: a (C·kSize) × outSize matrix; row (c, kd, kh, kw) holds, for every
 // output position, the input of channel c at that kernel offset. The rows of
 // group g are rows g·(C/G)·kSize onwards, matching a filter [M, C/G, k…].
+// The NCHW functions take the matrix's row stride ld (outSize or more), so
+// that the columns of several images can lie side by side in one buffer.
 //
 // NHWC: an outSize × (C·kSize) matrix; the row of an output position holds,
 // for each group g, for each kernel offset (kd, kh, kw), the C/G channels of
@@ -62,7 +64,7 @@ func (w *window) span(kh, kw int) (shift, a, b, lo, hi int) {
 // copy of the rows of the plane it sees, then zeros over the padding
 // (whole rows above and below, and the columns that the copy wrapped
 // across row ends).
-func im2colShift[T blob.Float](w *window, c int, img, col []T) {
+func im2colShift[T blob.Float](w *window, c int, img, col []T, ld int) {
 	ow, n := w.out[2], w.outSize
 	i := 0
 	for ch := 0; ch < c; ch++ {
@@ -70,7 +72,7 @@ func im2colShift[T blob.Float](w *window, c int, img, col []T) {
 		for kh := 0; kh < w.k[1]; kh++ {
 			for kw := 0; kw < w.k[2]; kw++ {
 				dst := col[i : i+n]
-				i += n
+				i += ld
 				shift, a, b, lo, hi := w.span(kh, kw)
 				if a == b {
 					clear(dst)
@@ -88,7 +90,7 @@ func im2colShift[T blob.Float](w *window, c int, img, col []T) {
 // col2imShift is col2imNCHW for a shiftable window. It zeroes the entries
 // of col that lie in the padding, so that each row of col is added to its
 // plane with one contiguous vector add: col is scratch to its callers.
-func col2imShift[T blob.Float](w *window, c int, col, img []T) {
+func col2imShift[T blob.Float](w *window, c int, col, img []T, ld int) {
 	ow, n := w.out[2], w.outSize
 	i := 0
 	for ch := 0; ch < c; ch++ {
@@ -96,7 +98,7 @@ func col2imShift[T blob.Float](w *window, c int, col, img []T) {
 		for kh := 0; kh < w.k[1]; kh++ {
 			for kw := 0; kw < w.k[2]; kw++ {
 				src := col[i : i+n]
-				i += n
+				i += ld
 				shift, a, b, lo, hi := w.span(kh, kw)
 				if a == b {
 					continue
@@ -132,20 +134,21 @@ func zeroEdges[T blob.Float](col []T, ow, a, b, lo, hi int) {
 	}
 }
 
-// im2colNCHW fills col from the c channels of one image.
-func im2colNCHW[T blob.Float](w *window, c int, img, col []T) {
+// im2colNCHW fills col, of row stride ld, from the c channels of one
+// image.
+func im2colNCHW[T blob.Float](w *window, c int, img, col []T, ld int) {
 	if w.shiftable() {
-		im2colShift(w, c, img, col)
+		im2colShift(w, c, img, col, ld)
 	} else {
-		im2colRows(w, c, img, col)
+		im2colRows(w, c, img, col, ld)
 	}
 }
 
 // im2colRows is im2colNCHW for any window, one output row at a time.
-func im2colRows[T blob.Float](w *window, c int, img, col []T) {
+func im2colRows[T blob.Float](w *window, c int, img, col []T, ld int) {
 	id, ih, iw := w.in[0], w.in[1], w.in[2]
 	od, oh, ow := w.out[0], w.out[1], w.out[2]
-	i := 0
+	row := 0
 	for ch := 0; ch < c; ch++ {
 		plane := img[ch*w.inSize : (ch+1)*w.inSize]
 		for kd := 0; kd < w.k[0]; kd++ {
@@ -154,6 +157,8 @@ func im2colRows[T blob.Float](w *window, c int, img, col []T) {
 				offH := kh*w.d[1] - w.pad[1]
 				for kw := 0; kw < w.k[2]; kw++ {
 					offW := kw*w.d[2] - w.pad[2]
+					i := row * ld
+					row++
 					lo, hi := rowRange(ow, w.s[2], offW, iw)
 					for y := 0; y < od; y++ {
 						z := y*w.s[0] + offD
@@ -188,21 +193,22 @@ func im2colRows[T blob.Float](w *window, c int, img, col []T) {
 	}
 }
 
-// col2imNCHW adds col back into the c channels of one image (the adjoint of
-// im2colNCHW); img must be zeroed by the caller. It may overwrite col.
-func col2imNCHW[T blob.Float](w *window, c int, col, img []T) {
+// col2imNCHW adds col, of row stride ld, back into the c channels of one
+// image (the adjoint of im2colNCHW); img must be zeroed by the caller. It
+// may overwrite col.
+func col2imNCHW[T blob.Float](w *window, c int, col, img []T, ld int) {
 	if w.shiftable() {
-		col2imShift(w, c, col, img)
+		col2imShift(w, c, col, img, ld)
 	} else {
-		col2imRows(w, c, col, img)
+		col2imRows(w, c, col, img, ld)
 	}
 }
 
 // col2imRows is col2imNCHW for any window, one output row at a time.
-func col2imRows[T blob.Float](w *window, c int, col, img []T) {
+func col2imRows[T blob.Float](w *window, c int, col, img []T, ld int) {
 	id, ih, iw := w.in[0], w.in[1], w.in[2]
 	od, oh, ow := w.out[0], w.out[1], w.out[2]
-	i := 0
+	row := 0
 	for ch := 0; ch < c; ch++ {
 		plane := img[ch*w.inSize : (ch+1)*w.inSize]
 		for kd := 0; kd < w.k[0]; kd++ {
@@ -211,6 +217,8 @@ func col2imRows[T blob.Float](w *window, c int, col, img []T) {
 				offH := kh*w.d[1] - w.pad[1]
 				for kw := 0; kw < w.k[2]; kw++ {
 					offW := kw*w.d[2] - w.pad[2]
+					i := row * ld
+					row++
 					lo, hi := rowRange(ow, w.s[2], offW, iw)
 					for y := 0; y < od; y++ {
 						z := y*w.s[0] + offD

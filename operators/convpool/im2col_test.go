@@ -37,8 +37,8 @@ func TestShiftMatchesRows(t *testing.T) {
 			for i := range got {
 				got[i] = 99 // every entry must be written
 			}
-			im2colShift(&w, c, img, got)
-			im2colRows(&w, c, img, want)
+			im2colShift(&w, c, img, got, w.outSize)
+			im2colRows(&w, c, img, want, w.outSize)
 			for i := range got {
 				if got[i] != want[i] {
 					t.Fatalf("im2col: entry %d is %v, want %v", i, got[i], want[i])
@@ -49,8 +49,8 @@ func TestShiftMatchesRows(t *testing.T) {
 				col[i] = float32(r.NormFloat64())
 			}
 			gotImg, wantImg := make([]float32, len(img)), make([]float32, len(img))
-			col2imRows(&w, c, append([]float32(nil), col...), wantImg)
-			col2imShift(&w, c, col, gotImg)
+			col2imRows(&w, c, append([]float32(nil), col...), wantImg, w.outSize)
+			col2imShift(&w, c, col, gotImg, w.outSize)
 			for i := range gotImg {
 				if d := gotImg[i] - wantImg[i]; d > 1e-5 || d < -1e-5 {
 					t.Fatalf("col2im: entry %d is %v, want %v", i, gotImg[i], wantImg[i])

@@ -26,6 +26,29 @@ type layer struct {
 	// threads is the GEMM thread budget of one part of a batch (see
 	// convBase.split).
 	threads int
+	// batch is how many images a batch job runs through one product
+	// (runGroup); see setBatch.
+	batch int
+}
+
+// batchCols is the least number of columns (outSize times images) that
+// setBatch gives a filter-gradient product.
+const batchCols = 256
+
+// setBatch sets l.batch for a job of kind over parts parts of n images.
+// Convolution gradients (NCHW, not 1×1) of small outputs put several
+// images' columns side by side: with 8×8 outputs each image's
+// filter-gradient product is only 64 deep, so the micro-kernel loads and
+// stores its partial of C, too large for L2 at 128 channels, every 64
+// steps, and each image's input-gradient product reads all of W again.
+// Four images at a time took the convnet benchmark's 128→128-channel 8×8
+// gradient from 35.7 to 30.8 ms (medians of five). The forward product
+// got slower (15.4 to 16.0 ms) and stays one image at a time.
+func (l *layer) setBatch(kind jobKind, n, parts int) {
+	l.batch = 1
+	if kind == convBackward && l.order == nchw && !l.win.oneByOne && l.win.outSize < batchCols {
+		l.batch = min((batchCols+l.win.outSize-1)/l.win.outSize, (n+parts-1)/parts)
+	}
 }
 
 func newLayer(w window, o order, c, m, groups int) layer {
@@ -49,26 +72,27 @@ func transposedFits(mg, kdim int) bool {
 }
 
 // im2col returns the columns of img: img itself for a 1×1 window, else col
-// filled.
-func im2col[T blob.Float](l *layer, img, col []T) []T {
+// filled. NCHW columns have row stride ld (outSize, or more for a group of
+// images side by side).
+func im2col[T blob.Float](l *layer, img, col []T, ld int) []T {
 	if l.win.oneByOne {
 		return img
 	}
-	col = col[:l.colLen]
 	if l.order == nchw {
-		im2colNCHW(&l.win, l.c, img, col)
-	} else {
-		im2colNHWC(&l.win, l.c, l.groups, img, col)
+		im2colNCHW(&l.win, l.c, img, col, ld)
+		return col
 	}
+	col = col[:l.colLen]
+	im2colNHWC(&l.win, l.c, l.groups, img, col)
 	return col
 }
 
-// col2im sets img to the adjoint of im2col applied to col, which it may
-// overwrite.
-func col2im[T blob.Float](l *layer, col, img []T) {
+// col2im sets img to the adjoint of im2col applied to col (of row stride
+// ld, NCHW), which it may overwrite.
+func col2im[T blob.Float](l *layer, col, img []T, ld int) {
 	clear(img[:l.imgLen])
 	if l.order == nchw {
-		col2imNCHW(&l.win, l.c, col, img)
+		col2imNCHW(&l.win, l.c, col, img, ld)
 	} else {
 		col2imNHWC(&l.win, l.c, l.groups, col, img)
 	}
@@ -77,9 +101,11 @@ func col2im[T blob.Float](l *layer, col, img []T) {
 // mulW sets side = W·col, per group, plus b[ch] on channel ch when b is
 // not nil: side starts as the broadcast bias and the product adds to it
 // (beta 1). That saves a second pass over side adding the bias after the
-// product: BenchmarkConv1x1NCHW went from 1.90 to 1.46 ms.
-func mulW[T blob.Float](l *layer, w, b, col, side []T) {
-	mg, k, n := l.m/l.groups, l.kdim, l.win.outSize
+// product: BenchmarkConv1x1NCHW went from 1.90 to 1.46 ms. n is the number
+// of columns of col and side (NCHW: outSize times the images of a group;
+// NHWC: outSize rows).
+func mulW[T blob.Float](l *layer, w, b, col, side []T, n int) {
+	mg, k := l.m/l.groups, l.kdim
 	beta := T(0)
 	if b != nil {
 		beta = 1
@@ -112,9 +138,9 @@ func fillBias[T blob.Float](o order, size, channels int, b, img []T) {
 	}
 }
 
-// mulWT sets col = Wᵀ·side, per group.
-func mulWT[T blob.Float](l *layer, w, side, col []T) {
-	mg, k, n := l.m/l.groups, l.kdim, l.win.outSize
+// mulWT sets col = Wᵀ·side, per group, for n columns (see mulW).
+func mulWT[T blob.Float](l *layer, w, side, col []T, n int) {
+	mg, k := l.m/l.groups, l.kdim
 	for g := 0; g < l.groups; g++ {
 		wg := w[g*mg*k:]
 		if l.order == nchw {
@@ -133,9 +159,9 @@ func mulWT[T blob.Float](l *layer, w, side, col []T) {
 // packing; and its tiles fit: kdim is a multiple of the kernel's 6 rows
 // when the kernel size is 3×3, m/groups usually one of its 16 columns.
 // It took BenchmarkConvGradient3x3NCHW (64→64 channels, 32×32) from 41 to
-// 93 GFLOP/s on two cores.
-func accDW[T blob.Float](l *layer, side, col, dw []T) {
-	mg, k, n := l.m/l.groups, l.kdim, l.win.outSize
+// 93 GFLOP/s on two cores. n is the number of columns (see mulW).
+func accDW[T blob.Float](l *layer, side, col, dw []T, n int) {
+	mg, k := l.m/l.groups, l.kdim
 	for g := 0; g < l.groups; g++ {
 		dg := dw[g*mg*k:]
 		switch {
@@ -227,6 +253,7 @@ type batchJob[T blob.Float] struct {
 	w, b        []T
 	dimg, dside []T
 	cols        [][]T
+	sides       [][]T
 	dw          [][]T
 	// sums, when not nil, receives the planeSums of each image of the
 	// bias-gradient source (NCHW only): side for convBackward, img for
@@ -234,50 +261,91 @@ type batchJob[T blob.Float] struct {
 	sums []T
 }
 
-// RunRange runs the images [lo, hi) with part's scratch.
+// RunRange runs the images [lo, hi) with part's scratch, l.batch images at
+// a time.
 func (j *batchJob[T]) RunRange(part, lo, hi int) {
 	l := j.l
-	col := j.cols[part]
-	for n := lo; n < hi; n++ {
-		img := j.img[n*l.imgLen : (n+1)*l.imgLen]
-		side := j.side[n*l.sideLen : (n+1)*l.sideLen]
-		switch j.kind {
-		case convForward:
-			mulW(l, j.w, j.b, im2col(l, img, col), side)
-		case convBackward:
-			accDW(l, side, im2col(l, img, col), j.dw[part])
-			if j.dimg != nil {
-				dimg := j.dimg[n*l.imgLen : (n+1)*l.imgLen]
-				if l.win.oneByOne {
-					mulWT(l, j.w, side, dimg)
-				} else {
-					mulWT(l, j.w, side, col)
-					col2im(l, col, dimg)
-				}
-			}
-		case transForward:
+	for n := lo; n < hi; n += l.batch {
+		if g := min(l.batch, hi-n); g > 1 {
+			j.runGroup(part, n, g)
+		} else {
+			j.runImage(part, n)
+		}
+	}
+}
+
+// runImage runs image n with part's scratch.
+func (j *batchJob[T]) runImage(part, n int) {
+	l := j.l
+	col, size := j.cols[part], l.win.outSize
+	img := j.img[n*l.imgLen : (n+1)*l.imgLen]
+	side := j.side[n*l.sideLen : (n+1)*l.sideLen]
+	switch j.kind {
+	case convForward:
+		mulW(l, j.w, j.b, im2col(l, img, col, size), side, size)
+	case convBackward:
+		accDW(l, side, im2col(l, img, col, size), j.dw[part], size)
+		if j.dimg != nil {
+			dimg := j.dimg[n*l.imgLen : (n+1)*l.imgLen]
 			if l.win.oneByOne {
-				mulWT(l, j.w, side, img)
+				mulWT(l, j.w, side, dimg, size)
 			} else {
-				mulWT(l, j.w, side, col)
-				col2im(l, col, img)
-			}
-			if j.b != nil {
-				addBiasImage(l, j.b, img)
-			}
-		case transBackward:
-			c := im2col(l, img, col)
-			accDW(l, side, c, j.dw[part])
-			if j.dside != nil {
-				mulW(l, j.w, nil, c, j.dside[n*l.sideLen:(n+1)*l.sideLen])
+				mulWT(l, j.w, side, col, size)
+				col2im(l, col, dimg, size)
 			}
 		}
+	case transForward:
+		if l.win.oneByOne {
+			mulWT(l, j.w, side, img, size)
+		} else {
+			mulWT(l, j.w, side, col, size)
+			col2im(l, col, img, size)
+		}
+		if j.b != nil {
+			addBiasImage(l, j.b, img)
+		}
+	case transBackward:
+		c := im2col(l, img, col, size)
+		accDW(l, side, c, j.dw[part], size)
+		if j.dside != nil {
+			mulW(l, j.w, nil, c, j.dside[n*l.sideLen:(n+1)*l.sideLen], size)
+		}
+	}
+	if j.sums != nil {
+		if j.kind == convBackward {
+			planeSums(side, size, j.sums[n*l.m:(n+1)*l.m])
+		} else {
+			planeSums(img, l.win.inSize, j.sums[n*l.c:(n+1)*l.c])
+		}
+	}
+}
+
+// runGroup runs the g images from n0 of a convBackward job (NCHW, not
+// 1×1) with one product per group of channels for them all: their columns
+// lie side by side in part's column buffer, and their gradients dY in
+// part's side buffer, [m][g·outSize]. See layer.setBatch for why.
+func (j *batchJob[T]) runGroup(part, n0, g int) {
+	l := j.l
+	size := l.win.outSize
+	cols := g * size
+	col, side := j.cols[part], j.sides[part]
+	for i := range g {
+		n := n0 + i
+		im2colNCHW(&l.win, l.c, j.img[n*l.imgLen:(n+1)*l.imgLen], col[i*size:], cols)
+		dy := j.side[n*l.sideLen : (n+1)*l.sideLen]
+		for ch := range l.m {
+			copy(side[(ch*g+i)*size:(ch*g+i+1)*size], dy[ch*size:(ch+1)*size])
+		}
 		if j.sums != nil {
-			if j.kind == convBackward {
-				planeSums(side, l.win.outSize, j.sums[n*l.m:(n+1)*l.m])
-			} else {
-				planeSums(img, l.win.inSize, j.sums[n*l.c:(n+1)*l.c])
-			}
+			planeSums(dy, size, j.sums[n*l.m:(n+1)*l.m])
+		}
+	}
+	accDW(l, side, col, j.dw[part], cols)
+	if j.dimg != nil {
+		mulWT(l, j.w, side, col, cols)
+		for i := range g {
+			n := n0 + i
+			col2im(l, col[i*size:], j.dimg[n*l.imgLen:(n+1)*l.imgLen], cols)
 		}
 	}
 }
@@ -313,20 +381,28 @@ func grow[T any](s []T, n int) []T {
 
 // scratch holds the per-part buffers of one element type.
 type scratch[T blob.Float] struct {
-	cols [][]T
-	dw   [][]T
-	sums []T
-	job  batchJob[T]
+	cols  [][]T
+	sides [][]T
+	dw    [][]T
+	sums  []T
+	job   batchJob[T]
 }
 
-// prepare sizes the column buffers (none for a 1×1 window) and, with
+// prepare sizes the column buffers (none for a 1×1 window) of l.batch
+// images, the gradient buffers of runGroup when l.batch > 1 and, with
 // filterLen > 0, the filter-gradient partials of parts from…parts−1,
 // zeroed.
 func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int) {
 	s.cols = grow(s.cols, parts)
 	for i := range s.cols {
 		if !l.win.oneByOne {
-			s.cols[i] = grow(s.cols[i], l.colLen)
+			s.cols[i] = grow(s.cols[i], l.batch*l.colLen)
+		}
+	}
+	if l.batch > 1 {
+		s.sides = grow(s.sides, parts)
+		for i := range s.sides {
+			s.sides[i] = grow(s.sides[i], l.batch*l.sideLen)
 		}
 	}
 	if filterLen > 0 {
