@@ -8,7 +8,8 @@
 // at a time, so that the working set of the inner loops stays in cache and
 // transposed operands cost nothing extra. When a panel of B has only a few
 // strips (a narrow C), A is not packed: a strided variant of the
-// micro-kernel reads it in place.
+// micro-kernel reads it in place. Likewise, when C has only a few rows
+// (float32, B untransposed), B is read in place by another variant.
 //
 // # Kernels
 //

@@ -204,6 +204,20 @@ func TestInPlaceA(t *testing.T) {
 	}
 }
 
+// TestInPlaceB covers the stridedB path: few rows of C, a wide
+// untransposed B whose leading dimension is not a multiple of 64, partial
+// strips of A and B, and several k blocks.
+func TestInPlaceB(t *testing.T) {
+	for _, s := range [][3]int{{32, 517, 300}, {20, 300, 600}, {7, 1000, 50}, {31, 290, 257}} {
+		for _, tA := range []bool{false, true} {
+			tc := gemmCase{m: s[0], n: s[1], k: s[2], transA: tA, alpha: 0.5, beta: 0, padA: 3, padB: 3, padC: 2}
+			runGemmCase(t, tc, 1e-5, Sgemm)
+			tc.beta = 1.5
+			runGemmCase(t, tc, 1e-5, Sgemm)
+		}
+	}
+}
+
 func TestDgemm(t *testing.T) {
 	for _, ks := range kernelSets() {
 		withKernels(t, ks, func(t *testing.T) {

@@ -19,6 +19,10 @@ type kernel[T float32 | float64] struct {
 	// of the strip is a[i·rs + p·cs]. It saves packing A when few strips
 	// of B share each packed block of A.
 	strided func(k int, a []T, rs, cs int, b, c []T, ldc int, alpha, beta T)
+	// stridedB, where not nil, is tile reading an untransposed B in
+	// place: row p of the strip is at b[p·ldb]. It saves packing B when few
+	// strips of A share each panel of B.
+	stridedB func(k int, a, b []T, ldb int, c []T, ldc int, alpha, beta T)
 	// copyRows, where not nil, packs a whole strip of an untransposed B:
 	// dst[q·nr+j] = src[q·ld+j] for q < k, j < nr.
 	copyRows func(k int, dst, src []T, ld int)

@@ -20,6 +20,14 @@ func kernel6x16S(k int, a []float32, b []float32, c []float32, ldc int, alpha fl
 //go:noescape
 func kernel6x16SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
+// kernel6x16SStridedB computes C = alpha·A·B + beta·C for one 6×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values; row p of B, p < k, is the 16 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel6x16SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
 // kernel6x8D computes C = alpha·A·B + beta·C for one 6×8 tile of float64 with AVX2 and FMA.
 // A is a packed strip of k columns of 6 values, B a packed strip of k rows of 8
 // values, and C has leading dimension ldc; C is not read when beta is 0.

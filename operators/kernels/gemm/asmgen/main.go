@@ -65,6 +65,7 @@ func main() {
 	}
 	kernel(f32, false)
 	kernel(f32, true)
+	kernelStridedB(f32)
 	kernel(f64, false)
 	kernel(f64, true)
 	copyRows(f32)
@@ -79,13 +80,36 @@ func main() {
 // beta is 0. The strided variant, kernel<mr>x<nr><S|D>Strided, reads A in
 // place instead: element (i, p) of the strip at a[i·rs + p·cs].
 func kernel(e elem, strided bool) {
+	kernelGen(e, strided, false)
+}
+
+// kernelStridedB emits kernel<mr>x<nr><S|D>StridedB: the packed kernel
+// reading B in place instead of A: row p of the strip is at b[p·ldb]. It
+// saves packing B when few strips of A share each panel of B.
+func kernelStridedB(e elem) {
+	kernelGen(e, false, true)
+}
+
+// kernelGen emits a kernel: A read in place when strided, B read in place
+// when stridedB, else packed.
+func kernelGen(e elem, strided, stridedB bool) {
 	nr := 2 * e.lanes
 	suffix := "S"
 	if e.size == 8 {
 		suffix = "D"
 	}
 	name := fmt.Sprintf("kernel%dx%d%s", mr, nr, suffix)
-	if strided {
+	if stridedB {
+		name += "StridedB"
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b []%[1]s, ldb int, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
+		Pragma("noescape")
+		Doc(
+			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for one %d×%d tile of %s with AVX2 and FMA.", name, mr, nr, e.name),
+			fmt.Sprintf("A is a packed strip of k columns of %d values; row p of B, p < k, is the %d values", mr, nr),
+			"from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.",
+			"The caller checks the lengths of a, b and c and that k > 0.",
+		)
+	} else if strided {
 		name += "Strided"
 		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a []%[1]s, rs, cs int, b, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
 		Pragma("noescape")
@@ -124,6 +148,11 @@ func kernel(e elem, strided bool) {
 		LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, pa3)
 		ADDQ(pa, pa3)
 	}
+	var ldb reg.Register
+	if stridedB {
+		ldb = Load(Param("ldb"), reg.R11)
+		SHLQ(U8(log2(e.size)), ldb)
+	}
 
 	acc := []reg.VecPhysical{
 		reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5,
@@ -161,8 +190,14 @@ func kernel(e elem, strided bool) {
 		return Mem{Base: base, Index: rs, Scale: uint8(i)}
 	}
 	step := func(u int) {
-		e.load(Mem{Base: pb, Disp: u * bStep}, b0)
-		e.load(Mem{Base: pb, Disp: u*bStep + 32}, b1)
+		if stridedB {
+			e.load(Mem{Base: pb}, b0)
+			e.load(Mem{Base: pb, Disp: 32}, b1)
+			ADDQ(ldb, pb)
+		} else {
+			e.load(Mem{Base: pb, Disp: u * bStep}, b0)
+			e.load(Mem{Base: pb, Disp: u*bStep + 32}, b1)
+		}
 		for i := 0; i < mr; i++ {
 			a := av[i%2]
 			e.broadcast(aAddr(u, i), a)
@@ -189,7 +224,9 @@ func kernel(e elem, strided bool) {
 	if !strided {
 		ADDQ(U32(unroll*aStep), pa)
 	}
-	ADDQ(U32(unroll*bStep), pb)
+	if !stridedB {
+		ADDQ(U32(unroll*bStep), pb)
+	}
 	DECQ(n)
 	JNZ(LabelRef("loop"))
 
@@ -201,7 +238,9 @@ func kernel(e elem, strided bool) {
 	if !strided {
 		ADDQ(U32(aStep), pa)
 	}
-	ADDQ(U32(bStep), pb)
+	if !stridedB {
+		ADDQ(U32(bStep), pb)
+	}
 	DECQ(k)
 	JNZ(LabelRef("tailloop"))
 
