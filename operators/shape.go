@@ -159,6 +159,55 @@ func SameAsInput0(b *Base, in []TensorShape) ([]TensorShape, error) {
 	return out, nil
 }
 
+// SameShapes returns the shape function of an operator whose inputs
+// listed in same must all have one shape and whose output i has the shape
+// of input like[i]: gradient operators (dX like X) and in-place updates
+// (a parameter, its gradient and its moments).
+func SameShapes(same []int, like ...int) ShapeFunc {
+	return func(b *Base, in []TensorShape) ([]TensorShape, error) {
+		if err := checkSameShapes(b, in, same); err != nil {
+			return nil, err
+		}
+		out := make([]TensorShape, len(like))
+		for i, j := range like {
+			out[i] = UnknownShape
+			if j < len(in) {
+				out[i] = in[j]
+			}
+		}
+		return out, nil
+	}
+}
+
+// checkSameShapes reports inputs listed in idx whose known dims disagree.
+func checkSameShapes(b *Base, in []TensorShape, idx []int) error {
+	var first TensorShape
+	seen := false
+	for _, i := range idx {
+		if i >= len(in) || in[i].Unknown {
+			continue
+		}
+		if !seen {
+			first, seen = in[i], true
+			continue
+		}
+		agree := in[i].Rank() == first.Rank()
+		for d := 0; agree && d < first.Rank(); d++ {
+			agree = DimsAgree(in[i].Dims[d], first.Dims[d])
+		}
+		if !agree {
+			names := make([]string, len(idx))
+			for k, j := range idx {
+				if j < len(b.def.GetInput()) {
+					names[k] = strconv.Quote(b.def.GetInput()[j])
+				}
+			}
+			return b.InputShapeError(in, "%s must have one shape", strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
 // InferShapes walks net's operators in order and infers the shape of every
 // blob they write, starting from the shapes lookup gives for the blobs
 // that exist before the net runs (UnknownShape for those it does not

@@ -140,9 +140,11 @@ func TestShapeInferenceMatchesRun(t *testing.T) {
 		if err := ws.RunNetOnce(m.InitNet); err != nil {
 			t.Fatal(err)
 		}
-		// conv1, pool1, conv2, pool2, fc3, pred, softmax, loss, accuracy:
-		// the gradient and update operators have no shape functions.
-		if n := checkInferredShapes(t, ws, m.Net.Proto()); n < 9 {
+		// The forward blobs (conv1 … accuracy: 9), every gradient the
+		// backward pass writes, and the updated parameters and momenta:
+		// only the loss gradient's seed (ConstantFill) and the learning
+		// rate have no shape function.
+		if n := checkInferredShapes(t, ws, m.Net.Proto()); n < 40 {
 			t.Errorf("checked only %d blobs", n)
 		}
 	})
@@ -204,6 +206,14 @@ func TestShapeInferenceErrors(t *testing.T) {
 		{"SoftmaxWithLoss labels", []feed{f32("x", 4, 10), {"label", []int{5}}},
 			func(n *netdef.Net) { n.Op("SoftmaxWithLoss", []string{"x", "label"}, []string{"p", "loss"}) },
 			[]string{"operator 0 SoftmaxWithLoss", "want 4 labels"}},
+		{"MomentumSGDUpdate gradient", []feed{f32("g", 3), f32("m", 4), f32("lr", 1), f32("w", 4)},
+			func(n *netdef.Net) {
+				n.Op("MomentumSGDUpdate", []string{"g", "m", "lr", "w"}, []string{"g", "m", "w"})
+			}, []string{"operator 0 MomentumSGDUpdate", `"g" [3]`, `"w" [4]`, "one shape"}},
+		{"ConvGradient dY", []feed{f32("x", 2, 3, 8, 8), f32("w", 4, 3, 3, 3), f32("dy", 2, 4, 8, 8)},
+			func(n *netdef.Net) {
+				n.Op("ConvGradient", []string{"x", "w", "dy"}, []string{"dw", "db", "dx"}, netdef.ArgInt("kernel", 3))
+			}, []string{"operator 0 ConvGradient", "[2 4 6 6]"}},
 		{"Accuracy labels", []feed{f32("x", 4, 10), {"label", []int{3}}},
 			func(n *netdef.Net) { n.Op("Accuracy", []string{"x", "label"}, []string{"acc"}) },
 			[]string{"operator 0 Accuracy", "[4]"}},

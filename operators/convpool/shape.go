@@ -105,3 +105,37 @@ func poolShape(b *operators.Base, in []operators.TensorShape) ([]operators.Tenso
 	}
 	return []operators.TensorShape{operators.Shape(x.Type, imageShape(nil, a.order, n, c, osp)...)}, nil
 }
+
+func init() {
+	operators.MustRegisterShapeFunc("ConvGradient", convGradShape, "Conv1DGradient", "Conv2DGradient", "Conv3DGradient")
+	// (X, Y, dY) → dX.
+	operators.MustRegisterShapeFunc("MaxPoolGradient", operators.SameShapes([]int{1, 2}, 0),
+		"MaxPool1DGradient", "MaxPool2DGradient", "MaxPool3DGradient",
+		"AveragePoolGradient", "AveragePool1DGradient", "AveragePool2DGradient", "AveragePool3DGradient")
+}
+
+// convGradShape: (X, filter, dY) → (dfilter, dbias, dX), or without dbias
+// (no_bias), dY having the forward output's shape.
+func convGradShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+	y, err := convShape(b, in[:2])
+	if err != nil {
+		return nil, err
+	}
+	if len(y) == 1 && !in[2].Unknown {
+		agree := y[0].Rank() == in[2].Rank()
+		for i := 0; agree && i < y[0].Rank(); i++ {
+			agree = operators.DimsAgree(y[0].Dims[i], in[2].Dims[i])
+		}
+		if !agree {
+			return nil, b.InputShapeError(in, "dY must have the forward output's shape %v", y[0])
+		}
+	}
+	if b.ArgBool("no_bias", false) {
+		return []operators.TensorShape{in[1], in[0]}, nil
+	}
+	m := operators.AnyDim
+	if !in[1].Unknown && in[1].Rank() > 0 {
+		m = in[1].Dims[0]
+	}
+	return []operators.TensorShape{in[1], operators.Shape(in[1].Type, m), in[0]}, nil
+}

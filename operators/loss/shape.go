@@ -81,3 +81,16 @@ func accuracyShape(b *operators.Base, in []operators.TensorShape) ([]operators.T
 func averagedLossShape(_ *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
 	return []operators.TensorShape{scalar(in[0].Type)}, nil
 }
+
+func init() {
+	// (X, dY) → dX; (X, labels, dY) → dX; (X, labels[, weight], P, dloss) → dX.
+	operators.MustRegisterShapeFunc("AveragedLossGradient", operators.SameShapes(nil, 0))
+	operators.MustRegisterShapeFunc("LabelCrossEntropyGradient", operators.SameShapes(nil, 0))
+	operators.MustRegisterShapeFunc("SoftmaxWithLossGradient", softmaxLossGradShape)
+}
+
+// softmaxLossGradShape: dX has the logits' shape, as has the softmax
+// (input 2, or 3 with a weight input).
+func softmaxLossGradShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+	return operators.SameShapes([]int{0, len(in) - 2}, 0)(b, in)
+}

@@ -81,3 +81,17 @@ func sumShape(b *operators.Base, in []operators.TensorShape) ([]operators.Tensor
 	}
 	return []operators.TensorShape{out}, nil
 }
+
+func init() {
+	operators.MustRegisterShapeFunc("WeightedSum", weightedSumShape)
+}
+
+// weightedSumShape: (X0, w0, X1, w1, …) → Y like X0, every Xi of one
+// shape.
+func weightedSumShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+	xs := make([]int, 0, len(in)/2)
+	for i := 0; i < len(in); i += 2 {
+		xs = append(xs, i)
+	}
+	return operators.SameShapes(xs, 0)(b, in)
+}

@@ -71,3 +71,49 @@ func dropoutShape(b *operators.Base, in []operators.TensorShape) ([]operators.Te
 	}
 	return []operators.TensorShape{in[0], in[0].WithType(blob.Bool)}, nil
 }
+
+func init() {
+	// (Y, dY) → dX.
+	operators.MustRegisterShapeFunc("ReluGradient", operators.SameShapes([]int{0, 1}, 0),
+		"LeakyReluGradient", "SigmoidGradient", "TanhGradient", "SoftmaxGradient")
+	// (dY[, mask]) → dX.
+	operators.MustRegisterShapeFunc("DropoutGrad", operators.SameShapes([]int{0, 1}, 0))
+	operators.MustRegisterShapeFunc("FCGradient", fcGradShape(false))
+	operators.MustRegisterShapeFunc("FCTransposedGradient", fcGradShape(true))
+}
+
+// fcGradShape: (X, W, dY) → (dW like W, db with one element per output,
+// dX like X), dY being what the forward pass gives for X and W.
+func fcGradShape(transposed bool) operators.ShapeFunc {
+	forward := fcShape(transposed)
+	return func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+		y, err := forward(b, in[:2])
+		if err != nil {
+			return nil, err
+		}
+		db := operators.UnknownShape
+		if len(y) == 1 && y[0].Rank() > 0 {
+			db = operators.Shape(in[1].Type, y[0].Dim(y[0].Rank()-1))
+			if err := sameKnownDims(b, in, y[0], in[2]); err != nil {
+				return nil, err
+			}
+		}
+		return []operators.TensorShape{in[1], db, in[0]}, nil
+	}
+}
+
+// sameKnownDims reports dY disagreeing with the output shape y the forward
+// pass gives.
+func sameKnownDims(b *operators.Base, in []operators.TensorShape, y, dy operators.TensorShape) error {
+	if y.Unknown || dy.Unknown {
+		return nil
+	}
+	agree := y.Rank() == dy.Rank()
+	for i := 0; agree && i < y.Rank(); i++ {
+		agree = operators.DimsAgree(y.Dims[i], dy.Dims[i])
+	}
+	if !agree {
+		return b.InputShapeError(in, "dY must have the forward output's shape %v", y)
+	}
+	return nil
+}

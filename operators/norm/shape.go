@@ -37,3 +37,9 @@ func spatialBNShape(b *operators.Base, in []operators.TensorShape) ([]operators.
 	stat := operators.Shape(x.Type, c)
 	return []operators.TensorShape{x, stat, stat, stat, stat}, nil
 }
+
+func init() {
+	// (X, scale, dY, mean, inv_std[, ...]) → (dX like X, dscale and dbias
+	// like scale).
+	operators.MustRegisterShapeFunc("SpatialBNGradient", operators.SameShapes([]int{0, 2}, 0, 1, 1))
+}
