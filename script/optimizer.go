@@ -86,6 +86,17 @@ func unpackOpt(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple
 	return a, nil
 }
 
+// shared returns what every optimizer takes alike: the LearningRate
+// arguments and the _build settings.
+func (a *optArgs) shared(b *starlark.Builtin) ([]*netdef.Argument, brew.BuildOptions, error) {
+	lr, err := a.lrArgs(b)
+	if err != nil {
+		return nil, brew.BuildOptions{}, err
+	}
+	o, err := a.buildOptions(b)
+	return lr, o, err
+}
+
 // lrArgs returns the LearningRate arguments of the extra keywords.
 func (a *optArgs) lrArgs(b *starlark.Builtin) ([]*netdef.Argument, error) {
 	var out []*netdef.Argument
@@ -158,10 +169,7 @@ func optBuildSGD(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if o.Lars, o.LarsOffset, err = larsOffset(b, lars); err != nil {
 		return nil, err
 	}
-	if o.LRArgs, err = a.lrArgs(b); err != nil {
-		return nil, err
-	}
-	if o.BuildOptions, err = a.buildOptions(b); err != nil {
+	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
 	return wrapOptimizer(brew.BuildSGD(a.model.m, o))
@@ -189,10 +197,7 @@ func optBuildAdam(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	}
 	o := brew.AdamOptions{BaseLR: float32(a.lr), Policy: a.policy, IterVal: int64(a.iterVal),
 		Beta1: float32(beta1), Beta2: float32(beta2), Epsilon: float32(epsilon), Engine: engine}
-	if o.LRArgs, err = a.lrArgs(b); err != nil {
-		return nil, err
-	}
-	if o.BuildOptions, err = a.buildOptions(b); err != nil {
+	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
 	return wrapOptimizer(brew.BuildAdam(a.model.m, o))
@@ -221,10 +226,7 @@ func optBuildAdagrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if o.Lars, o.LarsOffset, err = larsOffset(b, lars); err != nil {
 		return nil, err
 	}
-	if o.LRArgs, err = a.lrArgs(b); err != nil {
-		return nil, err
-	}
-	if o.BuildOptions, err = a.buildOptions(b); err != nil {
+	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
 	return wrapOptimizer(brew.BuildAdagrad(a.model.m, o))
@@ -246,10 +248,7 @@ func optBuildRMSProp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	}
 	o := brew.RMSPropOptions{BaseLR: float32(a.lr), Policy: a.policy, IterVal: int64(a.iterVal),
 		Decay: float32(decay), Momentum: float32(momentum), Epsilon: float32(epsilon), Engine: engine}
-	if o.LRArgs, err = a.lrArgs(b); err != nil {
-		return nil, err
-	}
-	if o.BuildOptions, err = a.buildOptions(b); err != nil {
+	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
 	return wrapOptimizer(brew.BuildRMSProp(a.model.m, o))
