@@ -337,6 +337,11 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, sides: s.sides, dw: s.dw}
 	if kind == convBackward {
 		s.job.img, s.job.side, s.job.dimg = x, dy, dx
+		if dx != nil && l.order == nchw {
+			s.wt = grow(s.wt, len(w))
+			transposeFilter(l, w, s.wt)
+			s.job.wt = s.wt
+		}
 	} else {
 		s.job.img, s.job.side, s.job.dside = dy, x, dx
 	}
