@@ -135,22 +135,6 @@ func gradSums[T blob.Float](dy, x []T, m float64) (sdy, sdyx float64) {
 	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 }
 
-// normalize sets y = (x − m)·a + b.
-func normalize[T blob.Float](x, y []T, m, a, b T) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] = (v-m)*a + b
-	}
-}
-
-// normalizeGrad sets dx = dy·a + (x − m)·c + d.
-func normalizeGrad[T blob.Float](dy, x, dx []T, m, a, c, d T) {
-	x, dx = x[:len(dy)], dx[:len(dy)]
-	for i, g := range dy {
-		dx[i] = g*a + (x[i]-m)*c + d
-	}
-}
-
 // at returns x[i] as a float64, or 0 when x is too short: the shift of the
 // sums of an empty group.
 func at[T blob.Float](x []T, i int) float64 {

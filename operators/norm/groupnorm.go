@@ -6,6 +6,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -184,9 +185,9 @@ func (k *groupKernel[T]) RunRange(_, lo, hi int) {
 		for p := lo; p < hi; p++ {
 			off := p * hw
 			if k.phase == gApply {
-				normalize(k.x[off:off+hw], k.y[off:off+hw], k.m[p], k.a[p], k.b[p])
+				vec.Normalize(k.x[off:off+hw], k.y[off:off+hw], k.m[p], k.a[p], k.b[p])
 			} else {
-				normalizeGrad(k.dy[off:off+hw], k.x[off:off+hw], k.y[off:off+hw], k.m[p], k.a[p], k.xs[p], k.bs[p])
+				vec.NormalizeGrad(k.dy[off:off+hw], k.x[off:off+hw], k.y[off:off+hw], k.m[p], k.a[p], k.xs[p], k.bs[p])
 			}
 		}
 	default:

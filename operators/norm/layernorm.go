@@ -6,6 +6,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -103,7 +104,7 @@ func (k *layerKernel[T]) forwardRow(i int, x, y []T) {
 	k.mean[i], k.std[i] = T(mean), T(std)
 	m, r := T(mean), T(1/std)
 	if k.gamma == nil {
-		normalize(x, y, m, r, 0)
+		vec.Normalize(x, y, m, r, 0)
 		return
 	}
 	g, b := k.gamma[:len(x)], k.beta[:len(x)]
@@ -134,7 +135,7 @@ func (k *layerKernel[T]) gradientRow(i int, x, dy, dx []T) {
 	c, d := T(-sdyx*r*r*r*inv), T(-sdy*r*inv)
 	mt, rt := T(m), T(r)
 	if k.gamma == nil {
-		normalizeGrad(dy, x, dx, mt, rt, c, d)
+		vec.NormalizeGrad(dy, x, dx, mt, rt, c, d)
 		return
 	}
 	g := k.gamma[:len(dy)]

@@ -6,6 +6,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func init() {
@@ -282,9 +283,9 @@ func (k *bnKernel[T]) applyPlane(c, off int) {
 	hw := k.l.hw
 	switch k.phase {
 	case bnApply, bnForward:
-		normalize(k.x[off:off+hw], k.y[off:off+hw], k.m[c], k.a[c], k.d[c])
+		vec.Normalize(k.x[off:off+hw], k.y[off:off+hw], k.m[c], k.a[c], k.d[c])
 	default:
-		normalizeGrad(k.dy[off:off+hw], k.x[off:off+hw], k.y[off:off+hw], k.m[c], k.a[c], k.c[c], k.d[c])
+		vec.NormalizeGrad(k.dy[off:off+hw], k.x[off:off+hw], k.y[off:off+hw], k.m[c], k.a[c], k.c[c], k.d[c])
 	}
 }
 

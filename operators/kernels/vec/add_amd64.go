@@ -15,3 +15,15 @@ func addS(dst []float32, src []float32)
 //
 //go:noescape
 func addD(dst []float64, src []float64)
+
+// normalizeS sets y[i] = (x[i]−m)·a + b for i < len(x), rounding after each operation.
+// The caller checks that len(x) is a multiple of 8 and that y is at least as long.
+//
+//go:noescape
+func normalizeS(x []float32, y []float32, m float32, a float32, b float32)
+
+// normalizeGradS sets dx[i] = (dy[i]·a + (x[i]−m)·c) + d for i < len(dy), rounding after each operation.
+// The caller checks that len(dy) is a multiple of 8 and that x and dx are at least as long.
+//
+//go:noescape
+func normalizeGradS(dy []float32, x []float32, dx []float32, m float32, a float32, c float32, d float32)

@@ -109,3 +109,63 @@ scalar:
 done:
 	VZEROUPPER
 	RET
+
+// func normalizeS(x []float32, y []float32, m float32, a float32, b float32)
+// Requires: AVX
+TEXT ·normalizeS(SB), NOSPLIT, $0-60
+	MOVQ         x_len+8(FP), CX
+	MOVQ         x_base+0(FP), SI
+	MOVQ         y_base+24(FP), DI
+	VBROADCASTSS m+48(FP), Y1
+	VBROADCASTSS a+52(FP), Y2
+	VBROADCASTSS b+56(FP), Y3
+	SHRQ         $0x03, CX
+	JZ           done
+
+loop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y1, Y0, Y0
+	VMULPS  Y2, Y0, Y0
+	VADDPS  Y3, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func normalizeGradS(dy []float32, x []float32, dx []float32, m float32, a float32, c float32, d float32)
+// Requires: AVX
+TEXT ·normalizeGradS(SB), NOSPLIT, $0-88
+	MOVQ         dy_len+8(FP), CX
+	MOVQ         dy_base+0(FP), SI
+	MOVQ         x_base+24(FP), DX
+	MOVQ         dx_base+48(FP), DI
+	VBROADCASTSS m+72(FP), Y1
+	VBROADCASTSS a+76(FP), Y2
+	VBROADCASTSS c+80(FP), Y3
+	VBROADCASTSS d+84(FP), Y4
+	SHRQ         $0x03, CX
+	JZ           done
+
+loop:
+	VMOVUPS (SI), Y0
+	VMULPS  Y2, Y0, Y0
+	VMOVUPS (DX), Y5
+	VSUBPS  Y1, Y5, Y5
+	VMULPS  Y3, Y5, Y5
+	VADDPS  Y5, Y0, Y0
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET

@@ -3,8 +3,12 @@
 package vec
 
 // Without assembly (another architecture, or the purego or noasm build
-// tag) Add runs in Go.
+// tag) the kernels run in Go.
 const hasAVX = false
 
 func addS(dst, src []float32) { addGo(dst, src) }
 func addD(dst, src []float64) { addGo(dst, src) }
+
+func normalizeS(x, y []float32, m, a, b float32) { panic("vec: no AVX kernel") }
+
+func normalizeGradS(dy, x, dx []float32, m, a, c, d float32) { panic("vec: no AVX kernel") }

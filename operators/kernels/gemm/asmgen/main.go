@@ -60,6 +60,8 @@ func main() {
 	if pkgArg() == "vec" {
 		add(f32)
 		add(f64)
+		normalizeS()
+		normalizeGradS()
 		Generate()
 		return
 	}
@@ -473,6 +475,77 @@ func add(e elem) {
 	ADDQ(U8(e.size), dst)
 	DECQ(n)
 	JMP(LabelRef("scalar"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// normalizeS emits normalizeS: y = (x − m)·a + b on float32, eight at a
+// time, with the operations and roundings of the Go expression (no FMA).
+func normalizeS() {
+	TEXT("normalizeS", NOSPLIT, "func(x, y []float32, m, a, b float32)")
+	Pragma("noescape")
+	Doc(
+		"normalizeS sets y[i] = (x[i]−m)·a + b for i < len(x), rounding after each operation.",
+		"The caller checks that len(x) is a multiple of 8 and that y is at least as long.",
+	)
+	n := Load(Param("x").Len(), reg.RCX)
+	x := Load(Param("x").Base(), reg.RSI)
+	y := Load(Param("y").Base(), reg.RDI)
+	VBROADCASTSS(addr(Param("m")), reg.Y1)
+	VBROADCASTSS(addr(Param("a")), reg.Y2)
+	VBROADCASTSS(addr(Param("b")), reg.Y3)
+	SHRQ(U8(3), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VMOVUPS(Mem{Base: x}, reg.Y0)
+	VSUBPS(reg.Y1, reg.Y0, reg.Y0)
+	VMULPS(reg.Y2, reg.Y0, reg.Y0)
+	VADDPS(reg.Y3, reg.Y0, reg.Y0)
+	VMOVUPS(reg.Y0, Mem{Base: y})
+	ADDQ(U8(32), x)
+	ADDQ(U8(32), y)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// normalizeGradS emits normalizeGradS: dx = dy·a + (x − m)·c + d on
+// float32, eight at a time, in the order and with the roundings of the Go
+// expression (no FMA).
+func normalizeGradS() {
+	TEXT("normalizeGradS", NOSPLIT, "func(dy, x, dx []float32, m, a, c, d float32)")
+	Pragma("noescape")
+	Doc(
+		"normalizeGradS sets dx[i] = (dy[i]·a + (x[i]−m)·c) + d for i < len(dy), rounding after each operation.",
+		"The caller checks that len(dy) is a multiple of 8 and that x and dx are at least as long.",
+	)
+	n := Load(Param("dy").Len(), reg.RCX)
+	dy := Load(Param("dy").Base(), reg.RSI)
+	x := Load(Param("x").Base(), reg.RDX)
+	dx := Load(Param("dx").Base(), reg.RDI)
+	VBROADCASTSS(addr(Param("m")), reg.Y1)
+	VBROADCASTSS(addr(Param("a")), reg.Y2)
+	VBROADCASTSS(addr(Param("c")), reg.Y3)
+	VBROADCASTSS(addr(Param("d")), reg.Y4)
+	SHRQ(U8(3), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VMOVUPS(Mem{Base: dy}, reg.Y0)
+	VMULPS(reg.Y2, reg.Y0, reg.Y0)
+	VMOVUPS(Mem{Base: x}, reg.Y5)
+	VSUBPS(reg.Y1, reg.Y5, reg.Y5)
+	VMULPS(reg.Y3, reg.Y5, reg.Y5)
+	VADDPS(reg.Y5, reg.Y0, reg.Y0)
+	VADDPS(reg.Y4, reg.Y0, reg.Y0)
+	VMOVUPS(reg.Y0, Mem{Base: dx})
+	ADDQ(U8(32), dy)
+	ADDQ(U8(32), x)
+	ADDQ(U8(32), dx)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
 	Label("done")
 	VZEROUPPER()
 	RET()
