@@ -27,3 +27,15 @@ func normalizeS(x []float32, y []float32, m float32, a float32, b float32)
 //
 //go:noescape
 func normalizeGradS(dy []float32, x []float32, dx []float32, m float32, a float32, c float32, d float32)
+
+// reluS sets y[i] = max(x[i], 0) for i < len(x), bit for bit as Go computes it (AVX2).
+// The caller checks that len(x) is a multiple of 8 and that y is at least as long.
+//
+//go:noescape
+func reluS(x []float32, y []float32)
+
+// reluGradS sets dx[i] = dy[i] where the bits of y[i] are a positive int32, else +0, for i < len(y) (AVX2).
+// The caller checks that len(y) is a multiple of 8 and that dy and dx are at least as long.
+//
+//go:noescape
+func reluGradS(y []float32, dy []float32, dx []float32)

@@ -169,3 +169,57 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func reluS(x []float32, y []float32)
+// Requires: AVX, AVX2, SSE2
+TEXT ·reluS(SB), NOSPLIT, $0-48
+	MOVQ         x_len+8(FP), CX
+	MOVQ         x_base+0(FP), SI
+	MOVQ         y_base+24(FP), DI
+	MOVL         $0x80000000, AX
+	MOVD         AX, X15
+	VBROADCASTSS X15, Y15
+	SHRQ         $0x03, CX
+	JZ           done
+
+loop:
+	VXORPS  (SI), Y15, Y0
+	VMINPS  Y15, Y0, Y1
+	VMINPS  Y0, Y1, Y2
+	VORPS   Y1, Y2, Y2
+	VXORPS  Y15, Y2, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func reluGradS(y []float32, dy []float32, dx []float32)
+// Requires: AVX, AVX2
+TEXT ·reluGradS(SB), NOSPLIT, $0-72
+	MOVQ  y_len+8(FP), CX
+	MOVQ  y_base+0(FP), SI
+	MOVQ  dy_base+24(FP), DX
+	MOVQ  dx_base+48(FP), DI
+	VPXOR Y15, Y15, Y15
+	SHRQ  $0x03, CX
+	JZ    done
+
+loop:
+	VMOVDQU  (SI), Y0
+	VPCMPGTD Y15, Y0, Y0
+	VPAND    (DX), Y0, Y0
+	VMOVDQU  Y0, (DI)
+	ADDQ     $0x20, SI
+	ADDQ     $0x20, DX
+	ADDQ     $0x20, DI
+	DECQ     CX
+	JNZ      loop
+
+done:
+	VZEROUPPER
+	RET

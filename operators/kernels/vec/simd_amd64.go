@@ -10,3 +10,7 @@ import "golang.org/x/sys/cpu"
 // (examples/bench), the adds of col2im went from 6.1% of the samples (the
 // Go loop, addGo) to 1.3%.
 var hasAVX = cpu.X86.HasAVX
+
+// hasAVX2 reports whether the AVX2 kernels (integer operations on YMM
+// registers: reluS, reluGradS) can run.
+var hasAVX2 = cpu.X86.HasAVX2

@@ -4,7 +4,10 @@ package vec
 
 // Without assembly (another architecture, or the purego or noasm build
 // tag) the kernels run in Go.
-const hasAVX = false
+const (
+	hasAVX  = false
+	hasAVX2 = false
+)
 
 func addS(dst, src []float32) { addGo(dst, src) }
 func addD(dst, src []float64) { addGo(dst, src) }
@@ -12,3 +15,7 @@ func addD(dst, src []float64) { addGo(dst, src) }
 func normalizeS(x, y []float32, m, a, b float32) { panic("vec: no AVX kernel") }
 
 func normalizeGradS(dy, x, dx []float32, m, a, c, d float32) { panic("vec: no AVX kernel") }
+
+func reluS(x, y []float32) { panic("vec: no AVX kernel") }
+
+func reluGradS(y, dy, dx []float32) { panic("vec: no AVX kernel") }

@@ -62,6 +62,8 @@ func main() {
 		add(f64)
 		normalizeS()
 		normalizeGradS()
+		reluS()
+		reluGradS()
 		Generate()
 		return
 	}
@@ -543,6 +545,73 @@ func normalizeGradS() {
 	VMOVUPS(reg.Y0, Mem{Base: dx})
 	ADDQ(U8(32), dy)
 	ADDQ(U8(32), x)
+	ADDQ(U8(32), dx)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// reluS emits reluS (AVX2): y = max(x, 0) on float32, eight at a time,
+// with the instructions the Go compiler emits for max(x, 0) (negate, two
+// MINs, OR, negate back), so that every result, a NaN's bits included, is
+// the Go expression's.
+func reluS() {
+	TEXT("reluS", NOSPLIT, "func(x, y []float32)")
+	Pragma("noescape")
+	Doc(
+		"reluS sets y[i] = max(x[i], 0) for i < len(x), bit for bit as Go computes it (AVX2).",
+		"The caller checks that len(x) is a multiple of 8 and that y is at least as long.",
+	)
+	n := Load(Param("x").Len(), reg.RCX)
+	x := Load(Param("x").Base(), reg.RSI)
+	y := Load(Param("y").Base(), reg.RDI)
+	// Y15: the sign bit in every lane, which is also −0.
+	MOVL(U32(0x80000000), reg.EAX)
+	MOVD(reg.EAX, reg.X15)
+	VBROADCASTSS(reg.X15, reg.Y15)
+	SHRQ(U8(3), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VXORPS(Mem{Base: x}, reg.Y15, reg.Y0) // −x
+	VMINPS(reg.Y15, reg.Y0, reg.Y1)       // min(−x, −0)
+	VMINPS(reg.Y0, reg.Y1, reg.Y2)        // min(that, −x)
+	VORPS(reg.Y1, reg.Y2, reg.Y2)
+	VXORPS(reg.Y15, reg.Y2, reg.Y2)
+	VMOVUPS(reg.Y2, Mem{Base: y})
+	ADDQ(U8(32), x)
+	ADDQ(U8(32), y)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// reluGradS emits reluGradS (AVX2): dx = dy where y, read as an int32, is
+// positive (a positive float, not +0, not negative), else +0.
+func reluGradS() {
+	TEXT("reluGradS", NOSPLIT, "func(y, dy, dx []float32)")
+	Pragma("noescape")
+	Doc(
+		"reluGradS sets dx[i] = dy[i] where the bits of y[i] are a positive int32, else +0, for i < len(y) (AVX2).",
+		"The caller checks that len(y) is a multiple of 8 and that dy and dx are at least as long.",
+	)
+	n := Load(Param("y").Len(), reg.RCX)
+	y := Load(Param("y").Base(), reg.RSI)
+	dy := Load(Param("dy").Base(), reg.RDX)
+	dx := Load(Param("dx").Base(), reg.RDI)
+	VPXOR(reg.Y15, reg.Y15, reg.Y15)
+	SHRQ(U8(3), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VMOVDQU(Mem{Base: y}, reg.Y0)
+	VPCMPGTD(reg.Y15, reg.Y0, reg.Y0)
+	VPAND(Mem{Base: dy}, reg.Y0, reg.Y0)
+	VMOVDQU(reg.Y0, Mem{Base: dx})
+	ADDQ(U8(32), y)
+	ADDQ(U8(32), dy)
 	ADDQ(U8(32), dx)
 	DECQ(n)
 	JNZ(LabelRef("loop"))

@@ -1,0 +1,41 @@
+package vec
+
+import "math"
+
+// Relu32 sets y[i] = max(x[i], 0) for every i < len(x), bit for bit as
+// Go's max computes it; y must be at least as long as x and may be x. The
+// AVX2 kernel does eight at a time: the Go loop ran at 12-16 GB/s on two
+// cores, where a copy runs at over 40.
+func Relu32(x, y []float32) {
+	y = y[:len(x)]
+	n := 0
+	if hasAVX2 {
+		n = len(x) &^ 7
+		reluS(x[:n], y)
+	}
+	for i, v := range x[n:] {
+		y[n+i] = max(v, 0)
+	}
+}
+
+// ReluGrad32 sets dx to dy where y > 0 and to +0 elsewhere (also where y
+// is a NaN with the sign bit set, or any zero); dy and dx must be at least
+// as long as y. It masks the bits instead of branching: a ReLU's outputs
+// are positive about half the time at random, and the mispredicted branch
+// made ReluGradient take 3 ns per element, 8% of the convnet benchmark's
+// step. With AVX2 it masks eight at a time.
+func ReluGrad32(y, dy, dx []float32) {
+	dy, dx = dy[:len(y)], dx[:len(y)]
+	n := 0
+	if hasAVX2 {
+		n = len(y) &^ 7
+		reluGradS(y[:n], dy, dx)
+	}
+	for i, v := range y[n:] {
+		b := int32(math.Float32bits(v))
+		// All ones when b > 0 (a positive float), zero for +0 and for any
+		// value with the sign bit set.
+		keep := ^((b - 1) | b) >> 31
+		dx[n+i] = math.Float32frombits(math.Float32bits(dy[n+i]) & uint32(keep))
+	}
+}
