@@ -6,6 +6,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func register(s operators.Schema, f operators.Factory) {
@@ -88,8 +89,12 @@ func grow[T any](s []T, n int) []T {
 
 // shiftedSums returns Σ(x−k) and Σ(x−k)², accumulated in float64. Shifting
 // by a value near the mean (such as one of the elements) keeps the
-// one-pass variance Σ(x−k)²/n − (Σ(x−k)/n)² accurate.
+// one-pass variance Σ(x−k)²/n − (Σ(x−k)/n)² accurate. float32 input goes
+// to vec.ShiftedSums32, the same sums with an AVX kernel.
 func shiftedSums[T blob.Float](x []T, k float64) (s, s2 float64) {
+	if x32, ok := any(x).([]float32); ok {
+		return vec.ShiftedSums32(x32, k)
+	}
 	var a0, a1, a2, a3, b0, b1, b2, b3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -111,8 +116,12 @@ func shiftedSums[T blob.Float](x []T, k float64) (s, s2 float64) {
 	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 }
 
-// gradSums returns Σ dy and Σ dy·(x−m), accumulated in float64.
+// gradSums returns Σ dy and Σ dy·(x−m), accumulated in float64 (float32
+// input: vec.GradSums32, the same sums with an AVX kernel).
 func gradSums[T blob.Float](dy, x []T, m float64) (sdy, sdyx float64) {
+	if dy32, ok := any(dy).([]float32); ok {
+		return vec.GradSums32(dy32, any(x).([]float32), m)
+	}
 	x = x[:len(dy)]
 	var a0, a1, a2, a3, b0, b1, b2, b3 float64
 	i := 0

@@ -39,3 +39,15 @@ func reluS(x []float32, y []float32)
 //
 //go:noescape
 func reluGradS(y []float32, dy []float32, dx []float32)
+
+// shiftedSumsS sets a[j] = Σ d and b[j] = Σ d·d, d = float64(x[4i+j])−k, in order of i, rounding after each operation (AVX).
+// The caller checks that len(x) is a multiple of 4.
+//
+//go:noescape
+func shiftedSumsS(x []float32, k float64, a *[4]float64, b *[4]float64)
+
+// gradSumsS sets a[j] = Σ float64(dy[4i+j]) and b[j] = Σ float64(dy[4i+j])·(float64(x[4i+j])−m), in order of i, rounding after each operation (AVX).
+// The caller checks that len(dy) is a multiple of 4 and that x is at least as long.
+//
+//go:noescape
+func gradSumsS(dy []float32, x []float32, m float64, a *[4]float64, b *[4]float64)

@@ -223,3 +223,64 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func shiftedSumsS(x []float32, k float64, a *[4]float64, b *[4]float64)
+// Requires: AVX
+TEXT ·shiftedSumsS(SB), NOSPLIT, $0-48
+	MOVQ         x_len+8(FP), CX
+	MOVQ         x_base+0(FP), SI
+	VBROADCASTSD k+24(FP), Y15
+	VXORPD       Y0, Y0, Y0
+	VXORPD       Y1, Y1, Y1
+	SHRQ         $0x02, CX
+	JZ           done
+
+loop:
+	VCVTPS2PD (SI), Y2
+	VSUBPD    Y15, Y2, Y2
+	VMULPD    Y2, Y2, Y3
+	VADDPD    Y2, Y0, Y0
+	VADDPD    Y3, Y1, Y1
+	ADDQ      $0x10, SI
+	DECQ      CX
+	JNZ       loop
+
+done:
+	MOVQ    a+32(FP), AX
+	MOVQ    b+40(FP), BX
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, (BX)
+	VZEROUPPER
+	RET
+
+// func gradSumsS(dy []float32, x []float32, m float64, a *[4]float64, b *[4]float64)
+// Requires: AVX
+TEXT ·gradSumsS(SB), NOSPLIT, $0-72
+	MOVQ         dy_len+8(FP), CX
+	MOVQ         dy_base+0(FP), SI
+	MOVQ         x_base+24(FP), DX
+	VBROADCASTSD m+48(FP), Y15
+	VXORPD       Y0, Y0, Y0
+	VXORPD       Y1, Y1, Y1
+	SHRQ         $0x02, CX
+	JZ           done
+
+loop:
+	VCVTPS2PD (SI), Y2
+	VCVTPS2PD (DX), Y3
+	VSUBPD    Y15, Y3, Y3
+	VMULPD    Y3, Y2, Y3
+	VADDPD    Y2, Y0, Y0
+	VADDPD    Y3, Y1, Y1
+	ADDQ      $0x10, DX
+	ADDQ      $0x10, SI
+	DECQ      CX
+	JNZ       loop
+
+done:
+	MOVQ    a+56(FP), AX
+	MOVQ    b+64(FP), BX
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, (BX)
+	VZEROUPPER
+	RET

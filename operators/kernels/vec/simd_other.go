@@ -19,3 +19,7 @@ func normalizeGradS(dy, x, dx []float32, m, a, c, d float32) { panic("vec: no AV
 func reluS(x, y []float32) { panic("vec: no AVX kernel") }
 
 func reluGradS(y, dy, dx []float32) { panic("vec: no AVX kernel") }
+
+func shiftedSumsS(x []float32, k float64, a, b *[4]float64) { panic("vec: no AVX kernel") }
+
+func gradSumsS(dy, x []float32, m float64, a, b *[4]float64) { panic("vec: no AVX kernel") }

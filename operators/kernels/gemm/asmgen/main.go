@@ -64,6 +64,8 @@ func main() {
 		normalizeGradS()
 		reluS()
 		reluGradS()
+		sumsS(false)
+		sumsS(true)
 		Generate()
 		return
 	}
@@ -616,6 +618,70 @@ func reluGradS() {
 	DECQ(n)
 	JNZ(LabelRef("loop"))
 	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// sumsS emits shiftedSumsS (grad false) or gradSumsS (grad true): the
+// four-lane float64 accumulations of package norm's shiftedSums and
+// gradSums over float32 input, lane j taking the elements 4i+j, with the
+// operations and roundings of the Go loop (no FMA), so that the lanes
+// hold exactly what its four scalar accumulators would.
+func sumsS(grad bool) {
+	if grad {
+		TEXT("gradSumsS", NOSPLIT, "func(dy, x []float32, m float64, a, b *[4]float64)")
+		Doc(
+			"gradSumsS sets a[j] = Σ float64(dy[4i+j]) and b[j] = Σ float64(dy[4i+j])·(float64(x[4i+j])−m), in order of i, rounding after each operation (AVX).",
+			"The caller checks that len(dy) is a multiple of 4 and that x is at least as long.",
+		)
+	} else {
+		TEXT("shiftedSumsS", NOSPLIT, "func(x []float32, k float64, a, b *[4]float64)")
+		Doc(
+			"shiftedSumsS sets a[j] = Σ d and b[j] = Σ d·d, d = float64(x[4i+j])−k, in order of i, rounding after each operation (AVX).",
+			"The caller checks that len(x) is a multiple of 4.",
+		)
+	}
+	Pragma("noescape")
+	var n, p, q reg.Register
+	var shift Mem
+	if grad {
+		n = Load(Param("dy").Len(), reg.RCX)
+		p = Load(Param("dy").Base(), reg.RSI)
+		q = Load(Param("x").Base(), reg.RDX)
+		shift = addr(Param("m"))
+	} else {
+		n = Load(Param("x").Len(), reg.RCX)
+		p = Load(Param("x").Base(), reg.RSI)
+		shift = addr(Param("k"))
+	}
+	VBROADCASTSD(shift, reg.Y15)
+	VXORPD(reg.Y0, reg.Y0, reg.Y0) // a
+	VXORPD(reg.Y1, reg.Y1, reg.Y1) // b
+	SHRQ(U8(2), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VCVTPS2PD(Mem{Base: p}, reg.Y2)
+	if grad {
+		VCVTPS2PD(Mem{Base: q}, reg.Y3)
+		VSUBPD(reg.Y15, reg.Y3, reg.Y3) // x − m
+		VMULPD(reg.Y3, reg.Y2, reg.Y3)  // g·(x − m)
+		VADDPD(reg.Y2, reg.Y0, reg.Y0)
+		VADDPD(reg.Y3, reg.Y1, reg.Y1)
+		ADDQ(U8(16), q)
+	} else {
+		VSUBPD(reg.Y15, reg.Y2, reg.Y2) // d
+		VMULPD(reg.Y2, reg.Y2, reg.Y3)  // d·d
+		VADDPD(reg.Y2, reg.Y0, reg.Y0)
+		VADDPD(reg.Y3, reg.Y1, reg.Y1)
+	}
+	ADDQ(U8(16), p)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+	pa := Load(Param("a"), reg.RAX)
+	pb := Load(Param("b"), reg.RBX)
+	VMOVUPD(reg.Y0, Mem{Base: pa})
+	VMOVUPD(reg.Y1, Mem{Base: pb})
 	VZEROUPPER()
 	RET()
 }
