@@ -51,3 +51,9 @@ func shiftedSumsS(x []float32, k float64, a *[4]float64, b *[4]float64)
 //
 //go:noescape
 func gradSumsS(dy []float32, x []float32, m float64, a *[4]float64, b *[4]float64)
+
+// sum4S sets acc[j] = Σ x[4i+j], summed in float32 in order of i (AVX).
+// The caller checks that len(x) is a multiple of 4.
+//
+//go:noescape
+func sum4S(x []float32, acc *[4]float32)

@@ -284,3 +284,23 @@ done:
 	VMOVUPD Y1, (BX)
 	VZEROUPPER
 	RET
+
+// func sum4S(x []float32, acc *[4]float32)
+// Requires: AVX
+TEXT ·sum4S(SB), NOSPLIT, $0-32
+	MOVQ   x_len+8(FP), CX
+	MOVQ   x_base+0(FP), SI
+	VXORPS X0, X0, X0
+	SHRQ   $0x02, CX
+	JZ     done
+
+loop:
+	VADDPS (SI), X0, X0
+	ADDQ   $0x10, SI
+	DECQ   CX
+	JNZ    loop
+
+done:
+	MOVQ    acc+24(FP), AX
+	VMOVUPS X0, (AX)
+	RET

@@ -23,3 +23,5 @@ func reluGradS(y, dy, dx []float32) { panic("vec: no AVX kernel") }
 func shiftedSumsS(x []float32, k float64, a, b *[4]float64) { panic("vec: no AVX kernel") }
 
 func gradSumsS(dy, x []float32, m float64, a, b *[4]float64) { panic("vec: no AVX kernel") }
+
+func sum4S(x []float32, acc *[4]float32) { panic("vec: no AVX kernel") }

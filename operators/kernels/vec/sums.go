@@ -54,3 +54,26 @@ func GradSums32(dy, x []float32, m float64) (sdy, sdyx float64) {
 	}
 	return (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])
 }
+
+// Sum32 returns the sum of x in float32 in four interleaved chains
+// (element i in chain i mod 4, the elements past the last multiple of four
+// in chain 0), added as (c0 + c1) + (c2 + c3): package convpool's sum for
+// float32. The AVX kernel keeps the chains in the lanes of one register,
+// bit for bit the scalar loop's result at about twice its speed.
+func Sum32(x []float32) float32 {
+	var a [4]float32
+	n := 0
+	if hasAVX {
+		n = len(x) &^ 3
+		sum4S(x[:n], &a)
+	}
+	for ; n+4 <= len(x); n += 4 {
+		for j := range 4 {
+			a[j] += x[n+j]
+		}
+	}
+	for ; n < len(x); n++ {
+		a[0] += x[n]
+	}
+	return (a[0] + a[1]) + (a[2] + a[3])
+}

@@ -62,3 +62,29 @@ func TestSumsMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestSum32MatchesScalar checks Sum32 bit for bit against convpool's
+// scalar loop (copied here).
+func TestSum32MatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 63, 64, 1000, 1027} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		var s0, s1, s2, s3 float32
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			s0 += x[i]
+			s1 += x[i+1]
+			s2 += x[i+2]
+			s3 += x[i+3]
+		}
+		for ; i < n; i++ {
+			s0 += x[i]
+		}
+		if got, want := Sum32(x), (s0+s1)+(s2+s3); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("n=%d: Sum32 = %v, want %v", n, got, want)
+		}
+	}
+}

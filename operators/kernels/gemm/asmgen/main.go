@@ -66,6 +66,7 @@ func main() {
 		reluGradS()
 		sumsS(false)
 		sumsS(true)
+		sum4S()
 		Generate()
 		return
 	}
@@ -683,5 +684,30 @@ func sumsS(grad bool) {
 	VMOVUPD(reg.Y0, Mem{Base: pa})
 	VMOVUPD(reg.Y1, Mem{Base: pb})
 	VZEROUPPER()
+	RET()
+}
+
+// sum4S emits sum4S: the four float32 chains of package convpool's sum,
+// lane j of one XMM register taking the elements 4i+j, in order of i.
+func sum4S() {
+	TEXT("sum4S", NOSPLIT, "func(x []float32, acc *[4]float32)")
+	Pragma("noescape")
+	Doc(
+		"sum4S sets acc[j] = Σ x[4i+j], summed in float32 in order of i (AVX).",
+		"The caller checks that len(x) is a multiple of 4.",
+	)
+	n := Load(Param("x").Len(), reg.RCX)
+	x := Load(Param("x").Base(), reg.RSI)
+	VXORPS(reg.X0, reg.X0, reg.X0)
+	SHRQ(U8(2), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VADDPS(Mem{Base: x}, reg.X0, reg.X0)
+	ADDQ(U8(16), x)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+	p := Load(Param("acc"), reg.RAX)
+	VMOVUPS(reg.X0, Mem{Base: p})
 	RET()
 }
