@@ -57,3 +57,15 @@ func gradSumsS(dy []float32, x []float32, m float64, a *[4]float64, b *[4]float6
 //
 //go:noescape
 func sum4S(x []float32, acc *[4]float32)
+
+// maxPairsS sets y[i] = max(max(r0[2i], r0[2i+1]), max(r1[2i], r1[2i+1])) for i < len(y), bit for bit as Go computes it (AVX2).
+// The caller checks that len(y) is a multiple of 8 and that r0 and r1 hold 2·len(y) values.
+//
+//go:noescape
+func maxPairsS(r0 []float32, r1 []float32, y []float32)
+
+// maxPairsGradS sets d0[2i+k] = dy[i] where x0[2i+k] == y[i], else +0, and d1 likewise from x1, for i < len(y), k < 2 (AVX2).
+// The caller checks that len(y) is a multiple of 8, dy at least as long, and x0, x1, d0 and d1 hold 2·len(y) values.
+//
+//go:noescape
+func maxPairsGradS(x0 []float32, x1 []float32, y []float32, dy []float32, d0 []float32, d1 []float32)

@@ -304,3 +304,96 @@ done:
 	MOVQ    acc+24(FP), AX
 	VMOVUPS X0, (AX)
 	RET
+
+// func maxPairsS(r0 []float32, r1 []float32, y []float32)
+// Requires: AVX, AVX2, SSE2
+TEXT ·maxPairsS(SB), NOSPLIT, $0-72
+	MOVQ         y_len+56(FP), CX
+	MOVQ         r0_base+0(FP), SI
+	MOVQ         r1_base+24(FP), DX
+	MOVQ         y_base+48(FP), DI
+	MOVL         $0x80000000, AX
+	MOVD         AX, X15
+	VBROADCASTSS X15, Y15
+	SHRQ         $0x03, CX
+	JZ           done
+
+loop:
+	VXORPS  (SI), Y15, Y0
+	VXORPS  32(SI), Y15, Y1
+	VXORPS  (DX), Y15, Y2
+	VXORPS  32(DX), Y15, Y3
+	VSHUFPS $0x88, Y1, Y0, Y4
+	VSHUFPS $0xdd, Y1, Y0, Y5
+	VSHUFPS $0x88, Y3, Y2, Y6
+	VSHUFPS $0xdd, Y3, Y2, Y7
+	VMINPS  Y5, Y4, Y8
+	VMINPS  Y4, Y8, Y9
+	VORPS   Y8, Y9, Y9
+	VMINPS  Y7, Y6, Y10
+	VMINPS  Y6, Y10, Y11
+	VORPS   Y10, Y11, Y11
+	VMINPS  Y11, Y9, Y12
+	VMINPS  Y9, Y12, Y13
+	VORPS   Y12, Y13, Y13
+	VXORPS  Y15, Y13, Y13
+	VPERMPD $0xd8, Y13, Y13
+	VMOVUPS Y13, (DI)
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DX
+	ADDQ    $0x20, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func maxPairsGradS(x0 []float32, x1 []float32, y []float32, dy []float32, d0 []float32, d1 []float32)
+// Requires: AVX
+TEXT ·maxPairsGradS(SB), NOSPLIT, $0-144
+	MOVQ y_len+56(FP), CX
+	MOVQ x0_base+0(FP), SI
+	MOVQ x1_base+24(FP), DX
+	MOVQ y_base+48(FP), R8
+	MOVQ dy_base+72(FP), R9
+	MOVQ d0_base+96(FP), DI
+	MOVQ d1_base+120(FP), R10
+	SHRQ $0x03, CX
+	JZ   done
+
+loop:
+	VMOVUPS    (R8), Y8
+	VUNPCKLPS  Y8, Y8, Y9
+	VUNPCKHPS  Y8, Y8, Y8
+	VPERM2F128 $0x20, Y8, Y9, Y0
+	VPERM2F128 $0x31, Y8, Y9, Y1
+	VMOVUPS    (R9), Y8
+	VUNPCKLPS  Y8, Y8, Y9
+	VUNPCKHPS  Y8, Y8, Y8
+	VPERM2F128 $0x20, Y8, Y9, Y2
+	VPERM2F128 $0x31, Y8, Y9, Y3
+	VCMPPS     $0x00, (SI), Y0, Y4
+	VANDPS     Y2, Y4, Y4
+	VMOVUPS    Y4, (DI)
+	VCMPPS     $0x00, 32(SI), Y1, Y5
+	VANDPS     Y3, Y5, Y5
+	VMOVUPS    Y5, 32(DI)
+	VCMPPS     $0x00, (DX), Y0, Y6
+	VANDPS     Y2, Y6, Y6
+	VMOVUPS    Y6, (R10)
+	VCMPPS     $0x00, 32(DX), Y1, Y7
+	VANDPS     Y3, Y7, Y7
+	VMOVUPS    Y7, 32(R10)
+	ADDQ       $0x40, SI
+	ADDQ       $0x40, DX
+	ADDQ       $0x40, DI
+	ADDQ       $0x40, R10
+	ADDQ       $0x20, R8
+	ADDQ       $0x20, R9
+	DECQ       CX
+	JNZ        loop
+
+done:
+	VZEROUPPER
+	RET

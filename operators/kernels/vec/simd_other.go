@@ -25,3 +25,7 @@ func shiftedSumsS(x []float32, k float64, a, b *[4]float64) { panic("vec: no AVX
 func gradSumsS(dy, x []float32, m float64, a, b *[4]float64) { panic("vec: no AVX kernel") }
 
 func sum4S(x []float32, acc *[4]float32) { panic("vec: no AVX kernel") }
+
+func maxPairsS(r0, r1, y []float32) { panic("vec: no AVX kernel") }
+
+func maxPairsGradS(x0, x1, y, dy, d0, d1 []float32) { panic("vec: no AVX kernel") }

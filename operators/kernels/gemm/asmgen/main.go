@@ -67,6 +67,8 @@ func main() {
 		sumsS(false)
 		sumsS(true)
 		sum4S()
+		maxPairsS()
+		maxPairsGradS()
 		Generate()
 		return
 	}
@@ -709,5 +711,114 @@ func sum4S() {
 	Label("done")
 	p := Load(Param("acc"), reg.RAX)
 	VMOVUPS(reg.X0, Mem{Base: p})
+	RET()
+}
+
+// maxPairsS emits maxPairsS (AVX2): y[i] = max(max(r0[2i], r0[2i+1]),
+// max(r1[2i], r1[2i+1])) with Go's max, eight outputs at a time. Go
+// computes max(a, b) as −(min(t, −a) | t), t = min(−a, −b) (MINSS
+// returning its second operand for a NaN or two zeros); the kernel does
+// the same per lane, staying negated between the inner and outer max.
+func maxPairsS() {
+	TEXT("maxPairsS", NOSPLIT, "func(r0, r1, y []float32)")
+	Pragma("noescape")
+	Doc(
+		"maxPairsS sets y[i] = max(max(r0[2i], r0[2i+1]), max(r1[2i], r1[2i+1])) for i < len(y), bit for bit as Go computes it (AVX2).",
+		"The caller checks that len(y) is a multiple of 8 and that r0 and r1 hold 2·len(y) values.",
+	)
+	n := Load(Param("y").Len(), reg.RCX)
+	r0 := Load(Param("r0").Base(), reg.RSI)
+	r1 := Load(Param("r1").Base(), reg.RDX)
+	y := Load(Param("y").Base(), reg.RDI)
+	MOVL(U32(0x80000000), reg.EAX)
+	MOVD(reg.EAX, reg.X15)
+	VBROADCASTSS(reg.X15, reg.Y15)
+	// negMax sets dst to −max(a, b) from na = −a and nb = −b.
+	negMax := func(na, nb, t, dst reg.VecPhysical) {
+		VMINPS(nb, na, t)  // t = min(−a, −b)
+		VMINPS(na, t, dst) // min(t, −a)
+		VORPS(t, dst, dst)
+	}
+	SHRQ(U8(3), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	VXORPS(Mem{Base: r0}, reg.Y15, reg.Y0)
+	VXORPS(Mem{Base: r0, Disp: 32}, reg.Y15, reg.Y1)
+	VXORPS(Mem{Base: r1}, reg.Y15, reg.Y2)
+	VXORPS(Mem{Base: r1, Disp: 32}, reg.Y15, reg.Y3)
+	// Even and odd elements; per 128-bit lane the order is [lo 0 2, hi 0 2].
+	VSHUFPS(U8(0x88), reg.Y1, reg.Y0, reg.Y4)
+	VSHUFPS(U8(0xDD), reg.Y1, reg.Y0, reg.Y5)
+	VSHUFPS(U8(0x88), reg.Y3, reg.Y2, reg.Y6)
+	VSHUFPS(U8(0xDD), reg.Y3, reg.Y2, reg.Y7)
+	negMax(reg.Y4, reg.Y5, reg.Y8, reg.Y9)   // −max(r0 pair)
+	negMax(reg.Y6, reg.Y7, reg.Y10, reg.Y11) // −max(r1 pair)
+	negMax(reg.Y9, reg.Y11, reg.Y12, reg.Y13)
+	VXORPS(reg.Y15, reg.Y13, reg.Y13)
+	VPERMPD(U8(0xD8), reg.Y13, reg.Y13) // 64-bit blocks 0 2 1 3: outputs in order
+	VMOVUPS(reg.Y13, Mem{Base: y})
+	ADDQ(U8(64), r0)
+	ADDQ(U8(64), r1)
+	ADDQ(U8(32), y)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// maxPairsGradS emits maxPairsGradS (AVX2), the gradient of maxPairsS:
+// each of the four inputs of output i gets dy[i] where it equals y[i] (an
+// ordered compare, as Go's ==), else +0.
+func maxPairsGradS() {
+	TEXT("maxPairsGradS", NOSPLIT, "func(x0, x1, y, dy, d0, d1 []float32)")
+	Pragma("noescape")
+	Doc(
+		"maxPairsGradS sets d0[2i+k] = dy[i] where x0[2i+k] == y[i], else +0, and d1 likewise from x1, for i < len(y), k < 2 (AVX2).",
+		"The caller checks that len(y) is a multiple of 8, dy at least as long, and x0, x1, d0 and d1 hold 2·len(y) values.",
+	)
+	n := Load(Param("y").Len(), reg.RCX)
+	x0 := Load(Param("x0").Base(), reg.RSI)
+	x1 := Load(Param("x1").Base(), reg.RDX)
+	y := Load(Param("y").Base(), reg.R8)
+	dy := Load(Param("dy").Base(), reg.R9)
+	d0 := Load(Param("d0").Base(), reg.RDI)
+	d1 := Load(Param("d1").Base(), reg.R10)
+	SHRQ(U8(3), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	// Each of y and dy twice over: [v0 v0 v1 v1 v2 v2 v3 v3], [v4 v4 … v7 v7].
+	spread := func(src Mem, lo, hi, t0, t1 reg.VecPhysical) {
+		VMOVUPS(src, t0)
+		VUNPCKLPS(t0, t0, t1) // [0 0 1 1 | 4 4 5 5]
+		VUNPCKHPS(t0, t0, t0) // [2 2 3 3 | 6 6 7 7]
+		VPERM2F128(U8(0x20), t0, t1, lo)
+		VPERM2F128(U8(0x31), t0, t1, hi)
+	}
+	spread(Mem{Base: y}, reg.Y0, reg.Y1, reg.Y8, reg.Y9)
+	spread(Mem{Base: dy}, reg.Y2, reg.Y3, reg.Y8, reg.Y9)
+	for i, p := range []struct {
+		src, dst reg.Register
+		disp     int
+	}{{x0, d0, 0}, {x0, d0, 32}, {x1, d1, 0}, {x1, d1, 32}} {
+		yv, gv := reg.Y0, reg.Y2
+		if p.disp != 0 {
+			yv, gv = reg.Y1, reg.Y3
+		}
+		r := []reg.VecPhysical{reg.Y4, reg.Y5, reg.Y6, reg.Y7}[i]
+		VCMPPS(U8(0), Mem{Base: p.src, Disp: p.disp}, yv, r) // EQ_OQ: x == y
+		VANDPS(gv, r, r)
+		VMOVUPS(r, Mem{Base: p.dst, Disp: p.disp})
+	}
+	ADDQ(U8(64), x0)
+	ADDQ(U8(64), x1)
+	ADDQ(U8(64), d0)
+	ADDQ(U8(64), d1)
+	ADDQ(U8(32), y)
+	ADDQ(U8(32), dy)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
 	RET()
 }
