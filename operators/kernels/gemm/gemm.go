@@ -3,7 +3,6 @@ package gemm
 import (
 	"fmt"
 	"runtime"
-	"sync"
 
 	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 )
@@ -60,12 +59,12 @@ func Gemm[T float32 | float64](threads int, transA, transB bool, m, n, k int, al
 	}
 	tasks, byRows, chunk := split(m, n, k, threads, p.kern.mr, p.kern.nr, p.kern.taskWork)
 	if tasks <= 1 {
-		buf := st.bufs.get()
+		buf := st.bufs.Get()
 		p.run(0, m, 0, n, buf)
-		st.bufs.put(buf)
+		st.bufs.Put(buf)
 		return
 	}
-	j := st.jobs.get()
+	j := st.jobs.Get()
 	j.p, j.byRows, j.st = p, byRows, st
 	j.extent, j.chunk = n, chunk
 	if byRows {
@@ -73,7 +72,7 @@ func Gemm[T float32 | float64](threads int, transA, transB bool, m, n, k int, al
 	}
 	parallel.Run(j, tasks, tasks)
 	j.p = problem[T]{}
-	st.jobs.put(j)
+	st.jobs.Put(j)
 }
 
 func checkArgs(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
@@ -512,47 +511,21 @@ type job[T float32 | float64] struct {
 
 // RunRange computes the ranges [lo, hi) of the product.
 func (j *job[T]) RunRange(_, lo, hi int) {
-	buf := j.st.bufs.get()
+	buf := j.st.bufs.Get()
 	lo, hi = lo*j.chunk, min(hi*j.chunk, j.extent)
 	if j.byRows {
 		j.p.run(lo, hi, 0, j.p.n, buf)
 	} else {
 		j.p.run(0, j.p.m, lo, hi, buf)
 	}
-	j.st.bufs.put(buf)
+	j.st.bufs.Put(buf)
 }
 
 // state holds the free lists of one element type.
 type state[T float32 | float64] struct {
 	kern *kernel[T] // the micro-kernel in use
-	bufs freeList[buffers[T]]
-	jobs freeList[job[T]]
-}
-
-// freeList recycles objects. Unlike a sync.Pool it keeps them across
-// garbage collections, so that calls in steady state never allocate; it
-// holds at most as many objects as were ever in use at once.
-type freeList[E any] struct {
-	mu    sync.Mutex
-	items []*E
-}
-
-func (f *freeList[E]) get() *E {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := len(f.items)
-	if n == 0 {
-		return new(E)
-	}
-	e := f.items[n-1]
-	f.items = f.items[:n-1]
-	return e
-}
-
-func (f *freeList[E]) put(e *E) {
-	f.mu.Lock()
-	f.items = append(f.items, e)
-	f.mu.Unlock()
+	bufs parallel.FreeList[buffers[T]]
+	jobs parallel.FreeList[job[T]]
 }
 
 var (

@@ -61,7 +61,7 @@ func Run(r Ranger, units, parts int) {
 		r.RunRange(0, 0, units)
 		return
 	}
-	j := jobs.get()
+	j := jobs.Get()
 	j.r, j.units = r, units
 	j.pending.Store(int32(parts))
 	gen := j.open(parts)
@@ -77,7 +77,7 @@ func Run(r Ranger, units, parts int) {
 	j.wait()
 	pool.wanted.Add(-int32(helpers))
 	j.r = nil
-	jobs.put(j)
+	jobs.Put(j)
 }
 
 // job is one Run call, shared by the caller and its helpers.
@@ -218,30 +218,34 @@ func poll(ch <-chan token) (token, bool) {
 	}
 }
 
-// freeJobs recycles jobs. Unlike a sync.Pool it keeps them across garbage
-// collections, so that calls in steady state never allocate; it holds at
-// most as many jobs as calls ever ran at once.
-type freeJobs struct {
+// FreeList recycles objects of type E for kernels that need per-call state
+// (the pool's jobs, GEMM's jobs and packing buffers). Unlike a sync.Pool it
+// keeps them across garbage collections, so that calls in steady state never
+// allocate; it holds at most as many objects as were ever in use at once.
+// The zero value is an empty list.
+type FreeList[E any] struct {
 	mu    sync.Mutex
-	items []*job
+	items []*E
 }
 
-var jobs freeJobs
-
-func (f *freeJobs) get() *job {
+// Get returns a recycled object, or a new zero one.
+func (f *FreeList[E]) Get() *E {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := len(f.items)
 	if n == 0 {
-		return new(job)
+		return new(E)
 	}
-	j := f.items[n-1]
+	e := f.items[n-1]
 	f.items = f.items[:n-1]
-	return j
+	return e
 }
 
-func (f *freeJobs) put(j *job) {
+// Put gives e back for a later Get.
+func (f *FreeList[E]) Put(e *E) {
 	f.mu.Lock()
-	f.items = append(f.items, j)
+	f.items = append(f.items, e)
 	f.mu.Unlock()
 }
+
+var jobs FreeList[job]
