@@ -13,24 +13,12 @@ import (
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-// wsShape is the shape inference sees for a blob of ws before a net runs.
-func wsShape(ws *workspace.Workspace) func(string) operators.TensorShape {
-	return func(name string) operators.TensorShape {
-		if b := ws.GetBlob(name); b != nil {
-			if t := b.Tensor(); t != nil && t.Size() > 0 {
-				return operators.ShapeOf(t)
-			}
-		}
-		return operators.UnknownShape
-	}
-}
-
 // checkInferredShapes infers the shapes of net's blobs in ws, runs the net
 // and checks the inferred shapes (and types, where inferred) against the
 // tensors the run wrote. It returns how many blobs it checked.
 func checkInferredShapes(t *testing.T, ws *workspace.Workspace, net *netdef.NetDef) int {
 	t.Helper()
-	inferred, err := operators.InferShapes(net, wsShape(ws))
+	inferred, err := ws.InferShapes(net)
 	if err != nil {
 		t.Fatalf("InferShapes: %v", err)
 	}

@@ -158,6 +158,12 @@ func CreateNet(src netdef.NetSource, overwrite bool) error {
 	return Current().CreateNet(src, overwrite)
 }
 
+// InferShapes infers the shapes of the blobs a net writes, from the tensors
+// of the current workspace, without running it.
+func InferShapes(src netdef.NetSource) (map[string]operators.TensorShape, error) {
+	return Current().InferShapes(src)
+}
+
 // RunNet runs a created net of the current workspace iters times.
 func RunNet(name string, iters int) error { return Current().RunNet(name, iters) }
 

@@ -277,7 +277,7 @@ func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 	if err != nil {
 		return fmt.Errorf("workspace: error creating net %q: %w", name, err)
 	}
-	if _, err := operators.InferShapes(def, w.knownShape); err != nil {
+	if _, err := w.InferShapes(def); err != nil {
 		return fmt.Errorf("workspace: error creating net %q: %w", name, err)
 	}
 	w.mu.Lock()
@@ -286,18 +286,21 @@ func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 	return nil
 }
 
-// knownShape is the shape of blob name for shape inference: that of its
-// tensor when it holds one with elements, else unknown (an operator's
-// output that has not been written yet is an empty tensor).
-func (w *Workspace) knownShape(name string) operators.TensorShape {
-	b := w.GetBlob(name)
-	if b == nil {
+// InferShapes infers the shapes of the blobs net writes (Caffe2's
+// InferShapesAndTypes), starting from the tensors in the workspace: those
+// with elements give their shapes, every other blob is unknown (an
+// operator's output that has not been written yet is an empty tensor). It
+// runs nothing and returns the first contradiction as an
+// *operators.OpError naming the operator and the shapes.
+func (w *Workspace) InferShapes(net netdef.NetSource) (map[string]operators.TensorShape, error) {
+	return operators.InferShapes(net.Proto(), func(name string) operators.TensorShape {
+		if b := w.GetBlob(name); b != nil {
+			if t := b.Tensor(); t != nil && t.Size() > 0 {
+				return operators.ShapeOf(t)
+			}
+		}
 		return operators.UnknownShape
-	}
-	if t := b.Tensor(); t != nil && t.Size() > 0 {
-		return operators.ShapeOf(t)
-	}
-	return operators.UnknownShape
+	})
 }
 
 // RunNet runs the created net of that name iters times (none for 0),
