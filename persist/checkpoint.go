@@ -342,7 +342,7 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 	if err != nil {
 		if staged || inFile {
 			// Best effort: the next Open removes what is left.
-			s.abandon(id, m.Gen)
+			s.abandon(m)
 		}
 		return s.errorf("SaveCheckpoint %d: %v", id, err)
 	}
@@ -473,15 +473,16 @@ func (s *Store) keysUnder(prefix string) ([]string, error) {
 	return keys, err
 }
 
-// abandon deletes what a failed save (generation gen of checkpoint id)
+// abandon deletes what a failed save (m's generation of checkpoint m.ID)
 // wrote: its records and data file, unless its manifest did get committed
 // (a failure after the commit). Errors are ignored: the next Open removes
 // what is left.
-func (s *Store) abandon(id int64, gen uint64) {
+func (s *Store) abandon(m *manifestWire) {
+	id, gen := m.ID, m.Gen
 	committed := false
 	_ = s.db.View(func(txn *badger.Txn) error {
-		m, err := readManifest(txn, id)
-		committed = err == nil && m.Gen == gen
+		cur, err := readManifest(txn, id)
+		committed = err == nil && cur.Gen == gen
 		return nil
 	})
 	if committed {
@@ -490,13 +491,20 @@ func (s *Store) abandon(id int64, gen uint64) {
 	if keys, err := s.keysUnder(genPrefix(id, gen)); err == nil {
 		_ = s.deleteKeys(keys)
 	}
-	_ = s.removeDataFiles(id, func(g uint64) bool { return g != gen }, true)
+	if m.DataBytes > 0 {
+		_ = s.removeDataFiles(id, []uint64{gen}, true)
+	}
 }
 
 // tidy deletes the records and data files of checkpoint id that belong to
 // a generation other than gen and reports whether there were records.
 func (s *Store) tidy(id int64, gen uint64) (bool, error) {
-	if err := s.removeDataFiles(id, func(g uint64) bool { return g == gen }, true); err != nil {
+	files, err := s.dataFiles()
+	if err != nil {
+		return false, err
+	}
+	old := slices.DeleteFunc(files[id], func(g uint64) bool { return g == gen })
+	if err := s.removeDataFiles(id, old, true); err != nil {
 		return false, err
 	}
 	keys, err := s.keysUnder(ckptIDPrefix(id))
@@ -557,12 +565,14 @@ func (s *Store) sweep() error {
 	if err != nil {
 		return s.errorf("listing the data files: %v", err)
 	}
-	for id := range files {
+	for id, fileGens := range files {
 		if keep[id] {
 			continue
 		}
-		g, ok := gens[id]
-		if err := s.removeDataFiles(id, func(gen uint64) bool { return ok && gen == g }, false); err != nil {
+		if g, ok := gens[id]; ok {
+			fileGens = slices.DeleteFunc(fileGens, func(gen uint64) bool { return gen == g })
+		}
+		if err := s.removeDataFiles(id, fileGens, false); err != nil {
 			return s.errorf("removing the data files of unfinished checkpoint saves: %v", err)
 		}
 	}
@@ -858,7 +868,7 @@ func (s *Store) removeDeletedDataFiles(id int64) error {
 	if err := s.db.Sync(); err != nil {
 		return err
 	}
-	return s.removeDataFiles(id, nil, true)
+	return s.removeDataFiles(id, files[id], true)
 }
 
 // KeepLast deletes old checkpoints, keeping the k with the highest ids

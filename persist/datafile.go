@@ -389,8 +389,12 @@ func finishDataBlob(bw *blobInfoWire, info BlobInfo, cb int64, sums []uint32, ds
 	return nil
 }
 
-// dataFiles lists the data files of the store by checkpoint id.
+// dataFiles lists the data files of the store by checkpoint id (none for
+// an in-memory store).
 func (s *Store) dataFiles() (map[int64][]uint64, error) {
+	if s.path == inMemoryPath {
+		return nil, nil
+	}
 	entries, err := os.ReadDir(filepath.Join(s.path, dataDirName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -407,31 +411,21 @@ func (s *Store) dataFiles() (map[int64][]uint64, error) {
 	return files, nil
 }
 
-// removeDataFiles removes the data files of checkpoint id whose generation
-// keep does not accept (nil: all of them). The files no longer belong to a
-// checkpoint, so the removal is not urgent: with background set it runs on
-// another goroutine, because removing a big file takes long on some file
-// systems (ext4 mounted with discard: 0.6 s for 1 GiB) and a save or
-// delete need not wait for it; Close waits for it, and a removal that
-// fails or never happens is retried by the next Open's sweep. Removal
-// takes fmu, so that no load is between reading a manifest and opening the
-// file it names.
-func (s *Store) removeDataFiles(id int64, keep func(gen uint64) bool, background bool) error {
-	if s.path == inMemoryPath {
+// removeDataFiles removes the data files of generations gens of checkpoint
+// id. The files no longer belong to a checkpoint, so the removal is not
+// urgent: with background set it runs on another goroutine, because
+// removing a big file takes long on some file systems (ext4 mounted with
+// discard: 0.6 s for 1 GiB) and a save or delete need not wait for it;
+// Close waits for it, and a removal that fails or never happens is retried
+// by the next Open's sweep. Removal takes fmu, so that no load is between
+// reading a manifest and opening the file it names.
+func (s *Store) removeDataFiles(id int64, gens []uint64, background bool) error {
+	if len(gens) == 0 {
 		return nil
 	}
-	files, err := s.dataFiles()
-	if err != nil {
-		return err
-	}
-	var paths []string
-	for _, gen := range files[id] {
-		if keep == nil || !keep(gen) {
-			paths = append(paths, filepath.Join(s.path, dataDirName, dataFileName(id, gen)))
-		}
-	}
-	if len(paths) == 0 {
-		return nil
+	paths := make([]string, len(gens))
+	for i, gen := range gens {
+		paths[i] = filepath.Join(s.path, dataDirName, dataFileName(id, gen))
 	}
 	remove := func() error {
 		s.fmu.Lock()
