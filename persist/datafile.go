@@ -247,22 +247,20 @@ func (s *Store) readDataFile(m *manifestWire, infos []BlobInfo, values []any) er
 	}
 
 	var order []int // the blobs in the file, in file order
-	got := make([][]uint32, len(m.Blobs))
 	for i := range m.Blobs {
 		if bw := &m.Blobs[i]; bw.InFile {
 			if err := checkDataBlob(infos[i]); err != nil {
 				return fmt.Errorf("blob %q: %w", bw.Name, err)
 			}
 			order = append(order, i)
-			got[i] = make([]uint32, bw.Chunks)
 		}
 	}
 	dsts := make([][]byte, len(m.Blobs))
-	if err := readPieces(f, m, order, infos, values, dsts, got); err != nil {
+	if err := readPieces(f, m, order, infos, values, dsts); err != nil {
 		return fmt.Errorf("data file %s: %w", path, err)
 	}
 	for _, i := range order {
-		if err := finishDataBlob(&m.Blobs[i], infos[i], m.ChunkBytes, got[i], dsts[i], &values[i]); err != nil {
+		if err := finishDataBlob(&m.Blobs[i], infos[i], m.ChunkBytes, dsts[i], &values[i]); err != nil {
 			return fmt.Errorf("blob %q: data file %s: %w", m.Blobs[i].Name, path, err)
 		}
 	}
@@ -321,14 +319,13 @@ func allocDataBlob(info BlobInfo) (any, []byte, error) {
 const readJobBytes = 8 << 20
 
 // readPieces allocates the blobs order lists and reads their payloads, in
-// file order, checking each piece against the manifest's CRC32C and
-// recording it in got; values[i] and dsts[i] receive blob i's content and
-// the memory the payload went to. It reads sequentially, from one
-// goroutine, which is what the kernel's readahead serves best: concurrent
-// readers, and pipelines that checksum or allocate on other goroutines
-// while one reads, all measured slower on the 2-core machines this was
-// tuned on.
-func readPieces(f *os.File, m *manifestWire, order []int, infos []BlobInfo, values []any, dsts [][]byte, got [][]uint32) error {
+// file order, checking each piece against the manifest's CRC32C; values[i]
+// and dsts[i] receive blob i's content and the memory the payload went to.
+// It reads sequentially, from one goroutine, which is what the kernel's
+// readahead serves best: concurrent readers, and pipelines that checksum
+// or allocate on other goroutines while one reads, all measured slower on
+// the 2-core machines this was tuned on.
+func readPieces(f *os.File, m *manifestWire, order []int, infos []BlobInfo, values []any, dsts [][]byte) error {
 	cb := int(m.ChunkBytes)
 	per := max(1, readJobBytes/cb) // pieces per read
 	for _, i := range order {
@@ -348,7 +345,6 @@ func readPieces(f *os.File, m *manifestWire, order []int, infos []BlobInfo, valu
 				if sum != bw.Chunk[c] {
 					return fmt.Errorf("blob %q chunk %d: checksum mismatch: manifest CRC32C %08x, data %08x: %w", bw.Name, c, bw.Chunk[c], sum, ErrCorrupt)
 				}
-				got[i][c] = sum
 			}
 		}
 	}
@@ -357,11 +353,11 @@ func readPieces(f *os.File, m *manifestWire, order []int, infos []BlobInfo, valu
 
 // finishDataBlob checks a blob read from the data file as a whole and puts
 // its final content in *value: the blob's CRC32C (combined from its
-// pieces' of cb bytes), the bools' bytes, and a serialized blob's
-// decoding.
-func finishDataBlob(bw *blobInfoWire, info BlobInfo, cb int64, sums []uint32, dst []byte, value *any) error {
+// pieces' of cb bytes, which readPieces found equal to the manifest's),
+// the bools' bytes, and a serialized blob's decoding.
+func finishDataBlob(bw *blobInfoWire, info BlobInfo, cb int64, dst []byte, value *any) error {
 	var crc uint32
-	for c, sum := range sums {
+	for c, sum := range bw.Chunk {
 		crc = crc32cCombine(crc, sum, min(cb, int64(len(dst))-int64(c)*cb))
 	}
 	if crc != bw.CRC {
