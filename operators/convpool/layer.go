@@ -227,10 +227,13 @@ func biasGradNHWC[T blob.Float](images, channels, size int, dy, db []T) {
 // positions per plane (len(sums) planes). The batch job calls it on each
 // image right after its products, while the image is still in cache and on
 // every part's core: as one serial pass over the whole gradient after the
-// job it took 7 ms of the convnet benchmark's step.
+// job it took 7 ms of the convnet benchmark's step. A plane is summed in T
+// with four partial sums (vec.Sum): a plane of a few thousand values loses
+// nothing that matters in T, and the four chains run in parallel where one
+// float64 conversion and add per value took 2.2% of the benchmark's time.
 func planeSums[T blob.Float](img []T, size int, sums []T) {
 	for ch := range sums {
-		sums[ch] = sum(img[ch*size : (ch+1)*size])
+		sums[ch] = vec.Sum(img[ch*size : (ch+1)*size])
 	}
 }
 
@@ -245,31 +248,6 @@ func foldSums[T blob.Float](images int, sums, db []T) {
 		}
 		db[ch] = T(s)
 	}
-}
-
-// sum returns the sum of x, with four partial sums: a plane of a few
-// thousand values loses nothing that matters in T, the four chains run in
-// parallel where one float64 conversion and add per value made biasGrad
-// take 2.2% of the convnet benchmark's time. float32 goes to vec.Sum32, the
-// same chains in the lanes of an AVX register (sum had 1.8% of the CPU
-// profile as a Go loop).
-func sum[T blob.Float](x []T) T {
-	if x32, ok := any(x).([]float32); ok {
-		return T(vec.Sum32(x32))
-	}
-	var s0, s1, s2, s3 T
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := (*[4]T)(x[i:])
-		s0 += v[0]
-		s1 += v[1]
-		s2 += v[2]
-		s3 += v[3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // jobKind is what a batch job computes per image.

@@ -6,7 +6,6 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 func register(s operators.Schema, f operators.Factory) {
@@ -87,63 +86,6 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// shiftedSums returns Σ(x−k) and Σ(x−k)², accumulated in float64. Shifting
-// by a value near the mean (such as one of the elements) keeps the
-// one-pass variance Σ(x−k)²/n − (Σ(x−k)/n)² accurate. float32 input goes
-// to vec.ShiftedSums32, the same sums with an AVX kernel.
-func shiftedSums[T blob.Float](x []T, k float64) (s, s2 float64) {
-	if x32, ok := any(x).([]float32); ok {
-		return vec.ShiftedSums32(x32, k)
-	}
-	var a0, a1, a2, a3, b0, b1, b2, b3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		d0, d1, d2, d3 := float64(x[i])-k, float64(x[i+1])-k, float64(x[i+2])-k, float64(x[i+3])-k
-		a0 += d0
-		a1 += d1
-		a2 += d2
-		a3 += d3
-		b0 += d0 * d0
-		b1 += d1 * d1
-		b2 += d2 * d2
-		b3 += d3 * d3
-	}
-	for ; i < len(x); i++ {
-		d := float64(x[i]) - k
-		a0 += d
-		b0 += d * d
-	}
-	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
-}
-
-// gradSums returns Σ dy and Σ dy·(x−m), accumulated in float64 (float32
-// input: vec.GradSums32, the same sums with an AVX kernel).
-func gradSums[T blob.Float](dy, x []T, m float64) (sdy, sdyx float64) {
-	if dy32, ok := any(dy).([]float32); ok {
-		return vec.GradSums32(dy32, any(x).([]float32), m)
-	}
-	x = x[:len(dy)]
-	var a0, a1, a2, a3, b0, b1, b2, b3 float64
-	i := 0
-	for ; i+4 <= len(dy); i += 4 {
-		g0, g1, g2, g3 := float64(dy[i]), float64(dy[i+1]), float64(dy[i+2]), float64(dy[i+3])
-		a0 += g0
-		a1 += g1
-		a2 += g2
-		a3 += g3
-		b0 += g0 * (float64(x[i]) - m)
-		b1 += g1 * (float64(x[i+1]) - m)
-		b2 += g2 * (float64(x[i+2]) - m)
-		b3 += g3 * (float64(x[i+3]) - m)
-	}
-	for ; i < len(dy); i++ {
-		g := float64(dy[i])
-		a0 += g
-		b0 += g * (float64(x[i]) - m)
-	}
-	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
-}
-
 // at returns x[i] as a float64, or 0 when x is too short: the shift of the
 // sums of an empty group.
 func at[T blob.Float](x []T, i int) float64 {
@@ -156,8 +98,10 @@ func at[T blob.Float](x []T, i int) float64 {
 // rsqrt is 1/√v.
 func rsqrt(v float64) float64 { return 1 / math.Sqrt(v) }
 
-// moments turns shifted sums over n elements into the mean and the biased
-// variance (never negative).
+// moments turns shifted sums over n elements (vec.ShiftedSums, in
+// float64) into the mean and the biased variance (never negative). Shifting
+// by a value k near the mean (such as one of the elements) keeps the
+// one-pass variance Σ(x−k)²/n − (Σ(x−k)/n)² accurate.
 func moments(s, s2 float64, n int, k float64) (mean, variance float64) {
 	if n == 0 {
 		return 0, 0

@@ -169,7 +169,7 @@ func (k *groupKernel[T]) RunRange(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			blk := k.x[i*size : (i+1)*size]
 			shift := at(blk, 0)
-			s, s2 := shiftedSums(blk, shift)
+			s, s2 := vec.ShiftedSums(blk, shift)
 			k.finishStats(i, s, s2, shift)
 		}
 	case k.phase == gStats:
@@ -177,7 +177,7 @@ func (k *groupKernel[T]) RunRange(_, lo, hi int) {
 	case k.phase == gGradSums && !l.nhwc:
 		for p := lo; p < hi; p++ {
 			off := p * hw
-			k.db[p], k.dsc[p] = gradSums(k.dy[off:off+hw], k.x[off:off+hw], k.cm[p])
+			k.db[p], k.dsc[p] = vec.GradSums(k.dy[off:off+hw], k.x[off:off+hw], k.cm[p])
 		}
 	case k.phase == gGradSums:
 		k.gradSumsNHWC(lo, hi)

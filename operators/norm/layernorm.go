@@ -98,7 +98,7 @@ func (k *layerKernel[T]) RunRange(_, lo, hi int) {
 // and std = √(σ² + ε).
 func (k *layerKernel[T]) forwardRow(i int, x, y []T) {
 	shift := at(x, 0)
-	s, s2 := shiftedSums(x, shift)
+	s, s2 := vec.ShiftedSums(x, shift)
 	mean, variance := moments(s, s2, len(x), shift)
 	std := math.Sqrt(variance + k.eps)
 	k.mean[i], k.std[i] = T(mean), T(std)
@@ -122,7 +122,7 @@ func (k *layerKernel[T]) gradientRow(i int, x, dy, dx []T) {
 	r := 1 / float64(k.std[i])
 	var sdy, sdyx float64
 	if k.gamma == nil {
-		sdy, sdyx = gradSums(dy, x, m)
+		sdy, sdyx = vec.GradSums(dy, x, m)
 	} else {
 		g := k.gamma[:len(dy)]
 		for j, v := range dy {

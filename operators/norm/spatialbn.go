@@ -267,9 +267,9 @@ func (k *bnKernel[T]) channelSums(c, phase int) (s, s2 float64) {
 		off := (n*l.c + c) * l.hw
 		var a, b float64
 		if phase == bnStats {
-			a, b = shiftedSums(k.x[off:off+l.hw], k.shift[c])
+			a, b = vec.ShiftedSums(k.x[off:off+l.hw], k.shift[c])
 		} else {
-			a, b = gradSums(k.dy[off:off+l.hw], k.x[off:off+l.hw], float64(k.m[c]))
+			a, b = vec.GradSums(k.dy[off:off+l.hw], k.x[off:off+l.hw], float64(k.m[c]))
 		}
 		s += a
 		s2 += b

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestSumsMatchScalar checks ShiftedSums32 and GradSums32 bit for bit
-// against package norm's scalar loops (copied here).
+// TestSumsMatchScalar checks ShiftedSums and GradSums on float32 (the AVX
+// kernels) bit for bit against the scalar loops, written out here.
 func TestSumsMatchScalar(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{0, 1, 3, 4, 5, 8, 63, 64, 1000, 1027} {
@@ -34,9 +34,9 @@ func TestSumsMatchScalar(t *testing.T) {
 			a0 += d
 			b0 += d * d
 		}
-		s, s2 := ShiftedSums32(x, k)
+		s, s2 := ShiftedSums(x, k)
 		if math.Float64bits(s) != math.Float64bits((a0+a1)+(a2+a3)) || math.Float64bits(s2) != math.Float64bits((b0+b1)+(b2+b3)) {
-			t.Fatalf("n=%d: ShiftedSums32 = %v, %v; want %v, %v", n, s, s2, (a0+a1)+(a2+a3), (b0+b1)+(b2+b3))
+			t.Fatalf("n=%d: ShiftedSums = %v, %v; want %v, %v", n, s, s2, (a0+a1)+(a2+a3), (b0+b1)+(b2+b3))
 		}
 		a0, a1, a2, a3, b0, b1, b2, b3 = 0, 0, 0, 0, 0, 0, 0, 0
 		i = 0
@@ -56,15 +56,15 @@ func TestSumsMatchScalar(t *testing.T) {
 			a0 += g
 			b0 += g * (float64(x[i]) - k)
 		}
-		g, gx := GradSums32(dy, x, k)
+		g, gx := GradSums(dy, x, k)
 		if math.Float64bits(g) != math.Float64bits((a0+a1)+(a2+a3)) || math.Float64bits(gx) != math.Float64bits((b0+b1)+(b2+b3)) {
-			t.Fatalf("n=%d: GradSums32 = %v, %v; want %v, %v", n, g, gx, (a0+a1)+(a2+a3), (b0+b1)+(b2+b3))
+			t.Fatalf("n=%d: GradSums = %v, %v; want %v, %v", n, g, gx, (a0+a1)+(a2+a3), (b0+b1)+(b2+b3))
 		}
 	}
 }
 
-// TestSum32MatchesScalar checks Sum32 bit for bit against convpool's
-// scalar loop (copied here).
+// TestSum32MatchesScalar checks Sum on float32 (the AVX kernel) bit for
+// bit against the scalar loop, written out here.
 func TestSum32MatchesScalar(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{0, 1, 3, 4, 5, 8, 63, 64, 1000, 1027} {
@@ -83,8 +83,8 @@ func TestSum32MatchesScalar(t *testing.T) {
 		for ; i < n; i++ {
 			s0 += x[i]
 		}
-		if got, want := Sum32(x), (s0+s1)+(s2+s3); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("n=%d: Sum32 = %v, want %v", n, got, want)
+		if got, want := Sum(x), (s0+s1)+(s2+s3); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("n=%d: Sum = %v, want %v", n, got, want)
 		}
 	}
 }
