@@ -100,6 +100,23 @@ func (s TensorShape) String() string {
 // not known.
 func DimsAgree(a, b int) bool { return a < 0 || b < 0 || a == b }
 
+// Agrees reports whether s and o can be one shape: one of them is unknown,
+// or they have one rank and every pair of dims agrees.
+func (s TensorShape) Agrees(o TensorShape) bool {
+	if s.Unknown || o.Unknown {
+		return true
+	}
+	if len(s.Dims) != len(o.Dims) {
+		return false
+	}
+	for i, d := range s.Dims {
+		if !DimsAgree(d, o.Dims[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // ShapeFunc infers the shapes of an operator's outputs from its inputs'
 // shapes. b carries the operator's definition and arguments only (no
 // blobs, workspace or device). It returns one shape per output it knows
@@ -181,21 +198,16 @@ func SameShapes(same []int, like ...int) ShapeFunc {
 
 // checkSameShapes reports inputs listed in idx whose known dims disagree.
 func checkSameShapes(b *Base, in []TensorShape, idx []int) error {
-	var first TensorShape
-	seen := false
+	first := UnknownShape
 	for _, i := range idx {
-		if i >= len(in) || in[i].Unknown {
+		if i >= len(in) {
 			continue
 		}
-		if !seen {
-			first, seen = in[i], true
+		if first.Unknown {
+			first = in[i]
 			continue
 		}
-		agree := in[i].Rank() == first.Rank()
-		for d := 0; agree && d < first.Rank(); d++ {
-			agree = DimsAgree(in[i].Dims[d], first.Dims[d])
-		}
-		if !agree {
+		if !in[i].Agrees(first) {
 			names := make([]string, len(idx))
 			for k, j := range idx {
 				if j < len(b.def.GetInput()) {

@@ -121,14 +121,8 @@ func convGradShape(b *operators.Base, in []operators.TensorShape) ([]operators.T
 	if err != nil {
 		return nil, err
 	}
-	if len(y) == 1 && !in[2].Unknown {
-		agree := y[0].Rank() == in[2].Rank()
-		for i := 0; agree && i < y[0].Rank(); i++ {
-			agree = operators.DimsAgree(y[0].Dims[i], in[2].Dims[i])
-		}
-		if !agree {
-			return nil, b.InputShapeError(in, "dY must have the forward output's shape %v", y[0])
-		}
+	if len(y) == 1 && !y[0].Agrees(in[2]) {
+		return nil, b.InputShapeError(in, "dY must have the forward output's shape %v", y[0])
 	}
 	if b.ArgBool("no_bias", false) {
 		return []operators.TensorShape{in[1], in[0]}, nil

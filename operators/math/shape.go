@@ -64,19 +64,11 @@ func binaryShape(b *operators.Base, in []operators.TensorShape) ([]operators.Ten
 func sumShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
 	out := in[0]
 	for _, s := range in[1:] {
-		if s.Unknown {
-			continue
+		if !s.Agrees(out) {
+			return nil, b.InputShapeError(in, "all inputs must have one shape")
 		}
 		if out.Unknown {
 			out = s
-			continue
-		}
-		agree := s.Rank() == out.Rank()
-		for i := 0; agree && i < s.Rank(); i++ {
-			agree = operators.DimsAgree(s.Dims[i], out.Dims[i])
-		}
-		if !agree {
-			return nil, b.InputShapeError(in, "all inputs must have one shape")
 		}
 	}
 	return []operators.TensorShape{out}, nil

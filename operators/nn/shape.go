@@ -94,26 +94,10 @@ func fcGradShape(transposed bool) operators.ShapeFunc {
 		db := operators.UnknownShape
 		if len(y) == 1 && y[0].Rank() > 0 {
 			db = operators.Shape(in[1].Type, y[0].Dim(y[0].Rank()-1))
-			if err := sameKnownDims(b, in, y[0], in[2]); err != nil {
-				return nil, err
+			if !y[0].Agrees(in[2]) {
+				return nil, b.InputShapeError(in, "dY must have the forward output's shape %v", y[0])
 			}
 		}
 		return []operators.TensorShape{in[1], db, in[0]}, nil
 	}
-}
-
-// sameKnownDims reports dY disagreeing with the output shape y the forward
-// pass gives.
-func sameKnownDims(b *operators.Base, in []operators.TensorShape, y, dy operators.TensorShape) error {
-	if y.Unknown || dy.Unknown {
-		return nil
-	}
-	agree := y.Rank() == dy.Rank()
-	for i := 0; agree && i < y.Rank(); i++ {
-		agree = operators.DimsAgree(y.Dims[i], dy.Dims[i])
-	}
-	if !agree {
-		return b.InputShapeError(in, "dY must have the forward output's shape %v", y)
-	}
-	return nil
 }
