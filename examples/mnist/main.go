@@ -92,6 +92,9 @@ type result struct {
 }
 
 func run(out io.Writer, c config) (*result, error) {
+	if c.policy != "fixed" && c.policy != "inv" && c.policy != "step" {
+		return nil, fmt.Errorf("unknown learning-rate policy %q (want inv, step or fixed)", c.policy)
+	}
 	train, err := loadMNIST(c.dataDir, "train", c.trainLimit)
 	if err != nil {
 		return nil, err
@@ -125,8 +128,6 @@ func run(out io.Writer, c config) (*result, error) {
 	case c.policy == "step":
 		sgd.Policy = "step"
 		sgd.LRArgs = []*netdef.Argument{netdef.ArgFloat("gamma", float32(c.gamma)), netdef.ArgInt("stepsize", int64(c.stepsize))}
-	default:
-		return nil, fmt.Errorf("unknown learning-rate policy %q (want inv, step or fixed)", c.policy)
 	}
 	if _, err := brew.BuildSGD(model, sgd); err != nil {
 		return nil, err

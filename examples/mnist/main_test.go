@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,5 +41,16 @@ func TestShortRun(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "test accuracy") {
 		t.Fatalf("the report has no test accuracy:\n%s", out.String())
+	}
+}
+
+// TestUnknownPolicy checks that a misspelled learning-rate policy is an
+// error, whatever gamma is, rather than a silently fixed rate.
+func TestUnknownPolicy(t *testing.T) {
+	for _, gamma := range []float64{0, 0.1} {
+		_, err := run(io.Discard, config{dataDir: findData(), iterations: 1, batch: 8, lr: 0.01, policy: "stpe", gamma: gamma, trainLimit: 64, seed: 1})
+		if err == nil || !strings.Contains(err.Error(), `"stpe"`) {
+			t.Errorf("gamma %v: err = %v, want an unknown-policy error", gamma, err)
+		}
 	}
 }
