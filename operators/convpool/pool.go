@@ -426,36 +426,40 @@ func maxPlane2x2[T blob.Float](w *window, x, y []T) {
 	}
 }
 
-// maxGradPlane2x2 is maxGradPlane for a pool2x2 window. The windows do not
-// overlap, so each input's gradient is set, not added: dy where it equals
-// its window's maximum, else zero (only the rows and columns no window
-// covers need clearing).
+// maxGradPlane2x2 is maxGradPlane for a pool2x2 window, two input rows at
+// a time. The windows do not overlap, so each input's gradient is set, not
+// added: dy where it equals its window's maximum, else zero (only the rows
+// and columns no window covers need clearing). float32 rows go to
+// vec.MaxPairsGrad32: branchless (each input's gradient is dy's bits masked
+// by whether it equals the maximum, where the branches, random for random
+// data, made BenchmarkMaxPoolGradient2x2s2NCHW take 1.5 ms instead of
+// 0.45 ms), and eight outputs per step with AVX2.
 func maxGradPlane2x2[T blob.Float](w *window, x, y, dy, dx []T) {
 	ih, iw, ow := w.in[1], w.in[2], w.out[2]
-	if f, ok := any(x).([]float32); ok {
-		maxGrad2x2F32(w, f, any(y).([]float32), any(dy).([]float32), any(dx).([]float32))
-	} else {
-		for oh := range w.out[1] {
-			x0 := x[2*oh*iw : 2*oh*iw+2*ow]
-			x1 := x[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
-			d0 := dx[2*oh*iw : 2*oh*iw+2*ow]
-			d1 := dx[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
-			ys, gs := y[oh*ow:(oh+1)*ow], dy[oh*ow:(oh+1)*ow]
-			for i, m := range ys {
-				g := gs[i]
-				d0[2*i], d0[2*i+1], d1[2*i], d1[2*i+1] = 0, 0, 0, 0
-				if x0[2*i] == m {
-					d0[2*i] = g
-				}
-				if x0[2*i+1] == m {
-					d0[2*i+1] = g
-				}
-				if x1[2*i] == m {
-					d1[2*i] = g
-				}
-				if x1[2*i+1] == m {
-					d1[2*i+1] = g
-				}
+	for oh := range w.out[1] {
+		x0 := x[2*oh*iw : 2*oh*iw+2*ow]
+		x1 := x[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
+		d0 := dx[2*oh*iw : 2*oh*iw+2*ow]
+		d1 := dx[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
+		ys, gs := y[oh*ow:(oh+1)*ow], dy[oh*ow:(oh+1)*ow]
+		if y32, ok := any(ys).([]float32); ok {
+			vec.MaxPairsGrad32(any(x0).([]float32), any(x1).([]float32), y32, any(gs).([]float32), any(d0).([]float32), any(d1).([]float32))
+			continue
+		}
+		for i, m := range ys {
+			g := gs[i]
+			d0[2*i], d0[2*i+1], d1[2*i], d1[2*i+1] = 0, 0, 0, 0
+			if x0[2*i] == m {
+				d0[2*i] = g
+			}
+			if x0[2*i+1] == m {
+				d0[2*i+1] = g
+			}
+			if x1[2*i] == m {
+				d1[2*i] = g
+			}
+			if x1[2*i+1] == m {
+				d1[2*i+1] = g
 			}
 		}
 	}
@@ -465,20 +469,6 @@ func maxGradPlane2x2[T blob.Float](w *window, x, y, dy, dx []T) {
 		}
 	}
 	clear(dx[2*w.out[1]*iw : ih*iw])
-}
-
-// maxGrad2x2F32 is maxGradPlane2x2's loop for float32, one output row at
-// a time through vec.MaxPairsGrad32: branchless (each input's gradient is
-// dy's bits masked by whether it equals the maximum, where the branches,
-// random for random data, made BenchmarkMaxPoolGradient2x2s2NCHW take
-// 1.5 ms instead of 0.45 ms), and eight outputs per step with AVX2.
-func maxGrad2x2F32(w *window, x, y, dy, dx []float32) {
-	iw, ow := w.in[2], w.out[2]
-	for oh := range w.out[1] {
-		vec.MaxPairsGrad32(x[2*oh*iw:2*oh*iw+2*ow], x[(2*oh+1)*iw:(2*oh+1)*iw+2*ow],
-			y[oh*ow:(oh+1)*ow], dy[oh*ow:(oh+1)*ow],
-			dx[2*oh*iw:2*oh*iw+2*ow], dx[(2*oh+1)*iw:(2*oh+1)*iw+2*ow])
-	}
 }
 
 // maxPlaneIndex max-pools one NCHW plane and records where each maximum
