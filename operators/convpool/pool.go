@@ -211,7 +211,6 @@ func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, id
 		return
 	}
 	low := lowest[T]()
-	kernelSize := T(w.kSize)
 	q := 0
 	for od := 0; od < w.out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
@@ -245,11 +244,7 @@ func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, id
 					}
 				}
 				if !isMax {
-					div := kernelSize
-					if !countPad {
-						div = T((d1 - d0) * (h1 - h0) * (w1 - w0))
-					}
-					if div > 0 {
+					if div := avgDivisor[T](w, countPad, d0, d1, h0, h1, w0, w1); div > 0 {
 						scale := 1 / div
 						for i := range ys {
 							ys[i] *= scale
@@ -513,7 +508,6 @@ func poolGradNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y, dy
 		return
 	}
 	clear(dx)
-	kernelSize := T(w.kSize)
 	q := 0
 	for od := 0; od < w.out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
@@ -525,11 +519,7 @@ func poolGradNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y, dy
 				ys := y[q*c : (q+1)*c]
 				scale := T(0)
 				if !isMax {
-					div := kernelSize
-					if !countPad {
-						div = T((d1 - d0) * (h1 - h0) * (w1 - w0))
-					}
-					if div > 0 {
+					if div := avgDivisor[T](w, countPad, d0, d1, h0, h1, w0, w1); div > 0 {
 						scale = 1 / div
 					}
 				}
