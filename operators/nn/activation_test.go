@@ -125,14 +125,14 @@ func TestActivationJobSplits(t *testing.T) {
 		for _, grad := range []bool{false, true} {
 			want := make([]float32, n)
 			got := make([]float32, n)
-			j := activationJob{grad: grad, kind: kind, alpha: 0.1, a: y, b: got}
+			j := activationJob[float32]{grad: grad, kind: kind, alpha: 0.1}
 			if grad {
 				activateGrad(kind, 0.1, y, dy, want)
-				j.b, j.c = dy, got
+				j.run(3, y, dy, got)
 			} else {
 				activate(kind, 0.1, y, want)
+				j.run(3, y, got, nil)
 			}
-			j.run(3, n)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("kind %d grad %v: element %d is %v split, %v in one pass", kind, grad, i, got[i], want[i])
