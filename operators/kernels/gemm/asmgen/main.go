@@ -487,6 +487,29 @@ func add(e elem) {
 	RET()
 }
 
+// countedLoop emits the loop of an element-wise kernel: n is shifted
+// right by shift, then body runs n times (not at all for 0); the code after
+// it is at label done.
+func countedLoop(n reg.Register, shift uint8, body func()) {
+	SHRQ(U8(shift), n)
+	JZ(LabelRef("done"))
+	Label("loop")
+	body()
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+	Label("done")
+}
+
+// negMax sets dst to −max(a, b) from na = −a and nb = −b, per lane with
+// the instructions Go emits for max(a, b) (negate, two MINs, OR, negate
+// back, MINPS returning its second operand for a NaN or two zeros), leaving
+// out the final negation; t is scratch.
+func negMax(na, nb, t, dst reg.VecPhysical) {
+	VMINPS(nb, na, t)  // t = min(−a, −b)
+	VMINPS(na, t, dst) // min(t, −a)
+	VORPS(t, dst, dst)
+}
+
 // normalizeS emits normalizeS: y = (x − m)·a + b on float32, eight at a
 // time, with the operations and roundings of the Go expression (no FMA).
 func normalizeS() {
@@ -502,19 +525,15 @@ func normalizeS() {
 	VBROADCASTSS(addr(Param("m")), reg.Y1)
 	VBROADCASTSS(addr(Param("a")), reg.Y2)
 	VBROADCASTSS(addr(Param("b")), reg.Y3)
-	SHRQ(U8(3), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VMOVUPS(Mem{Base: x}, reg.Y0)
-	VSUBPS(reg.Y1, reg.Y0, reg.Y0)
-	VMULPS(reg.Y2, reg.Y0, reg.Y0)
-	VADDPS(reg.Y3, reg.Y0, reg.Y0)
-	VMOVUPS(reg.Y0, Mem{Base: y})
-	ADDQ(U8(32), x)
-	ADDQ(U8(32), y)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	countedLoop(n, 3, func() {
+		VMOVUPS(Mem{Base: x}, reg.Y0)
+		VSUBPS(reg.Y1, reg.Y0, reg.Y0)
+		VMULPS(reg.Y2, reg.Y0, reg.Y0)
+		VADDPS(reg.Y3, reg.Y0, reg.Y0)
+		VMOVUPS(reg.Y0, Mem{Base: y})
+		ADDQ(U8(32), x)
+		ADDQ(U8(32), y)
+	})
 	VZEROUPPER()
 	RET()
 }
@@ -537,23 +556,19 @@ func normalizeGradS() {
 	VBROADCASTSS(addr(Param("a")), reg.Y2)
 	VBROADCASTSS(addr(Param("c")), reg.Y3)
 	VBROADCASTSS(addr(Param("d")), reg.Y4)
-	SHRQ(U8(3), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VMOVUPS(Mem{Base: dy}, reg.Y0)
-	VMULPS(reg.Y2, reg.Y0, reg.Y0)
-	VMOVUPS(Mem{Base: x}, reg.Y5)
-	VSUBPS(reg.Y1, reg.Y5, reg.Y5)
-	VMULPS(reg.Y3, reg.Y5, reg.Y5)
-	VADDPS(reg.Y5, reg.Y0, reg.Y0)
-	VADDPS(reg.Y4, reg.Y0, reg.Y0)
-	VMOVUPS(reg.Y0, Mem{Base: dx})
-	ADDQ(U8(32), dy)
-	ADDQ(U8(32), x)
-	ADDQ(U8(32), dx)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	countedLoop(n, 3, func() {
+		VMOVUPS(Mem{Base: dy}, reg.Y0)
+		VMULPS(reg.Y2, reg.Y0, reg.Y0)
+		VMOVUPS(Mem{Base: x}, reg.Y5)
+		VSUBPS(reg.Y1, reg.Y5, reg.Y5)
+		VMULPS(reg.Y3, reg.Y5, reg.Y5)
+		VADDPS(reg.Y5, reg.Y0, reg.Y0)
+		VADDPS(reg.Y4, reg.Y0, reg.Y0)
+		VMOVUPS(reg.Y0, Mem{Base: dx})
+		ADDQ(U8(32), dy)
+		ADDQ(U8(32), x)
+		ADDQ(U8(32), dx)
+	})
 	VZEROUPPER()
 	RET()
 }
@@ -576,20 +591,14 @@ func reluS() {
 	MOVL(U32(0x80000000), reg.EAX)
 	MOVD(reg.EAX, reg.X15)
 	VBROADCASTSS(reg.X15, reg.Y15)
-	SHRQ(U8(3), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VXORPS(Mem{Base: x}, reg.Y15, reg.Y0) // −x
-	VMINPS(reg.Y15, reg.Y0, reg.Y1)       // min(−x, −0)
-	VMINPS(reg.Y0, reg.Y1, reg.Y2)        // min(that, −x)
-	VORPS(reg.Y1, reg.Y2, reg.Y2)
-	VXORPS(reg.Y15, reg.Y2, reg.Y2)
-	VMOVUPS(reg.Y2, Mem{Base: y})
-	ADDQ(U8(32), x)
-	ADDQ(U8(32), y)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	countedLoop(n, 3, func() {
+		VXORPS(Mem{Base: x}, reg.Y15, reg.Y0)   // −x
+		negMax(reg.Y0, reg.Y15, reg.Y1, reg.Y2) // −max(x, 0)
+		VXORPS(reg.Y15, reg.Y2, reg.Y2)
+		VMOVUPS(reg.Y2, Mem{Base: y})
+		ADDQ(U8(32), x)
+		ADDQ(U8(32), y)
+	})
 	VZEROUPPER()
 	RET()
 }
@@ -608,19 +617,15 @@ func reluGradS() {
 	dy := Load(Param("dy").Base(), reg.RDX)
 	dx := Load(Param("dx").Base(), reg.RDI)
 	VPXOR(reg.Y15, reg.Y15, reg.Y15)
-	SHRQ(U8(3), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VMOVDQU(Mem{Base: y}, reg.Y0)
-	VPCMPGTD(reg.Y15, reg.Y0, reg.Y0)
-	VPAND(Mem{Base: dy}, reg.Y0, reg.Y0)
-	VMOVDQU(reg.Y0, Mem{Base: dx})
-	ADDQ(U8(32), y)
-	ADDQ(U8(32), dy)
-	ADDQ(U8(32), dx)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	countedLoop(n, 3, func() {
+		VMOVDQU(Mem{Base: y}, reg.Y0)
+		VPCMPGTD(reg.Y15, reg.Y0, reg.Y0)
+		VPAND(Mem{Base: dy}, reg.Y0, reg.Y0)
+		VMOVDQU(reg.Y0, Mem{Base: dx})
+		ADDQ(U8(32), y)
+		ADDQ(U8(32), dy)
+		ADDQ(U8(32), dx)
+	})
 	VZEROUPPER()
 	RET()
 }
@@ -660,27 +665,23 @@ func sumsS(grad bool) {
 	VBROADCASTSD(shift, reg.Y15)
 	VXORPD(reg.Y0, reg.Y0, reg.Y0) // a
 	VXORPD(reg.Y1, reg.Y1, reg.Y1) // b
-	SHRQ(U8(2), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VCVTPS2PD(Mem{Base: p}, reg.Y2)
-	if grad {
-		VCVTPS2PD(Mem{Base: q}, reg.Y3)
-		VSUBPD(reg.Y15, reg.Y3, reg.Y3) // x − m
-		VMULPD(reg.Y3, reg.Y2, reg.Y3)  // g·(x − m)
-		VADDPD(reg.Y2, reg.Y0, reg.Y0)
-		VADDPD(reg.Y3, reg.Y1, reg.Y1)
-		ADDQ(U8(16), q)
-	} else {
-		VSUBPD(reg.Y15, reg.Y2, reg.Y2) // d
-		VMULPD(reg.Y2, reg.Y2, reg.Y3)  // d·d
-		VADDPD(reg.Y2, reg.Y0, reg.Y0)
-		VADDPD(reg.Y3, reg.Y1, reg.Y1)
-	}
-	ADDQ(U8(16), p)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	countedLoop(n, 2, func() {
+		VCVTPS2PD(Mem{Base: p}, reg.Y2)
+		if grad {
+			VCVTPS2PD(Mem{Base: q}, reg.Y3)
+			VSUBPD(reg.Y15, reg.Y3, reg.Y3) // x − m
+			VMULPD(reg.Y3, reg.Y2, reg.Y3)  // g·(x − m)
+			VADDPD(reg.Y2, reg.Y0, reg.Y0)
+			VADDPD(reg.Y3, reg.Y1, reg.Y1)
+			ADDQ(U8(16), q)
+		} else {
+			VSUBPD(reg.Y15, reg.Y2, reg.Y2) // d
+			VMULPD(reg.Y2, reg.Y2, reg.Y3)  // d·d
+			VADDPD(reg.Y2, reg.Y0, reg.Y0)
+			VADDPD(reg.Y3, reg.Y1, reg.Y1)
+		}
+		ADDQ(U8(16), p)
+	})
 	pa := Load(Param("a"), reg.RAX)
 	pb := Load(Param("b"), reg.RBX)
 	VMOVUPD(reg.Y0, Mem{Base: pa})
@@ -701,14 +702,10 @@ func sum4S() {
 	n := Load(Param("x").Len(), reg.RCX)
 	x := Load(Param("x").Base(), reg.RSI)
 	VXORPS(reg.X0, reg.X0, reg.X0)
-	SHRQ(U8(2), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VADDPS(Mem{Base: x}, reg.X0, reg.X0)
-	ADDQ(U8(16), x)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	countedLoop(n, 2, func() {
+		VADDPS(Mem{Base: x}, reg.X0, reg.X0)
+		ADDQ(U8(16), x)
+	})
 	p := Load(Param("acc"), reg.RAX)
 	VMOVUPS(reg.X0, Mem{Base: p})
 	RET()
@@ -733,36 +730,26 @@ func maxPairsS() {
 	MOVL(U32(0x80000000), reg.EAX)
 	MOVD(reg.EAX, reg.X15)
 	VBROADCASTSS(reg.X15, reg.Y15)
-	// negMax sets dst to −max(a, b) from na = −a and nb = −b.
-	negMax := func(na, nb, t, dst reg.VecPhysical) {
-		VMINPS(nb, na, t)  // t = min(−a, −b)
-		VMINPS(na, t, dst) // min(t, −a)
-		VORPS(t, dst, dst)
-	}
-	SHRQ(U8(3), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	VXORPS(Mem{Base: r0}, reg.Y15, reg.Y0)
-	VXORPS(Mem{Base: r0, Disp: 32}, reg.Y15, reg.Y1)
-	VXORPS(Mem{Base: r1}, reg.Y15, reg.Y2)
-	VXORPS(Mem{Base: r1, Disp: 32}, reg.Y15, reg.Y3)
-	// Even and odd elements; per 128-bit lane the order is [lo 0 2, hi 0 2].
-	VSHUFPS(U8(0x88), reg.Y1, reg.Y0, reg.Y4)
-	VSHUFPS(U8(0xDD), reg.Y1, reg.Y0, reg.Y5)
-	VSHUFPS(U8(0x88), reg.Y3, reg.Y2, reg.Y6)
-	VSHUFPS(U8(0xDD), reg.Y3, reg.Y2, reg.Y7)
-	negMax(reg.Y4, reg.Y5, reg.Y8, reg.Y9)   // −max(r0 pair)
-	negMax(reg.Y6, reg.Y7, reg.Y10, reg.Y11) // −max(r1 pair)
-	negMax(reg.Y9, reg.Y11, reg.Y12, reg.Y13)
-	VXORPS(reg.Y15, reg.Y13, reg.Y13)
-	VPERMPD(U8(0xD8), reg.Y13, reg.Y13) // 64-bit blocks 0 2 1 3: outputs in order
-	VMOVUPS(reg.Y13, Mem{Base: y})
-	ADDQ(U8(64), r0)
-	ADDQ(U8(64), r1)
-	ADDQ(U8(32), y)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	countedLoop(n, 3, func() {
+		VXORPS(Mem{Base: r0}, reg.Y15, reg.Y0)
+		VXORPS(Mem{Base: r0, Disp: 32}, reg.Y15, reg.Y1)
+		VXORPS(Mem{Base: r1}, reg.Y15, reg.Y2)
+		VXORPS(Mem{Base: r1, Disp: 32}, reg.Y15, reg.Y3)
+		// Even and odd elements; per 128-bit lane the order is [lo 0 2, hi 0 2].
+		VSHUFPS(U8(0x88), reg.Y1, reg.Y0, reg.Y4)
+		VSHUFPS(U8(0xDD), reg.Y1, reg.Y0, reg.Y5)
+		VSHUFPS(U8(0x88), reg.Y3, reg.Y2, reg.Y6)
+		VSHUFPS(U8(0xDD), reg.Y3, reg.Y2, reg.Y7)
+		negMax(reg.Y4, reg.Y5, reg.Y8, reg.Y9)   // −max(r0 pair)
+		negMax(reg.Y6, reg.Y7, reg.Y10, reg.Y11) // −max(r1 pair)
+		negMax(reg.Y9, reg.Y11, reg.Y12, reg.Y13)
+		VXORPS(reg.Y15, reg.Y13, reg.Y13)
+		VPERMPD(U8(0xD8), reg.Y13, reg.Y13) // 64-bit blocks 0 2 1 3: outputs in order
+		VMOVUPS(reg.Y13, Mem{Base: y})
+		ADDQ(U8(64), r0)
+		ADDQ(U8(64), r1)
+		ADDQ(U8(32), y)
+	})
 	VZEROUPPER()
 	RET()
 }
@@ -784,41 +771,37 @@ func maxPairsGradS() {
 	dy := Load(Param("dy").Base(), reg.R9)
 	d0 := Load(Param("d0").Base(), reg.RDI)
 	d1 := Load(Param("d1").Base(), reg.R10)
-	SHRQ(U8(3), n)
-	JZ(LabelRef("done"))
-	Label("loop")
-	// Each of y and dy twice over: [v0 v0 v1 v1 v2 v2 v3 v3], [v4 v4 … v7 v7].
-	spread := func(src Mem, lo, hi, t0, t1 reg.VecPhysical) {
-		VMOVUPS(src, t0)
-		VUNPCKLPS(t0, t0, t1) // [0 0 1 1 | 4 4 5 5]
-		VUNPCKHPS(t0, t0, t0) // [2 2 3 3 | 6 6 7 7]
-		VPERM2F128(U8(0x20), t0, t1, lo)
-		VPERM2F128(U8(0x31), t0, t1, hi)
-	}
-	spread(Mem{Base: y}, reg.Y0, reg.Y1, reg.Y8, reg.Y9)
-	spread(Mem{Base: dy}, reg.Y2, reg.Y3, reg.Y8, reg.Y9)
-	for i, p := range []struct {
-		src, dst reg.Register
-		disp     int
-	}{{x0, d0, 0}, {x0, d0, 32}, {x1, d1, 0}, {x1, d1, 32}} {
-		yv, gv := reg.Y0, reg.Y2
-		if p.disp != 0 {
-			yv, gv = reg.Y1, reg.Y3
+	countedLoop(n, 3, func() {
+		// Each of y and dy twice over: [v0 v0 v1 v1 v2 v2 v3 v3], [v4 v4 … v7 v7].
+		spread := func(src Mem, lo, hi, t0, t1 reg.VecPhysical) {
+			VMOVUPS(src, t0)
+			VUNPCKLPS(t0, t0, t1) // [0 0 1 1 | 4 4 5 5]
+			VUNPCKHPS(t0, t0, t0) // [2 2 3 3 | 6 6 7 7]
+			VPERM2F128(U8(0x20), t0, t1, lo)
+			VPERM2F128(U8(0x31), t0, t1, hi)
 		}
-		r := []reg.VecPhysical{reg.Y4, reg.Y5, reg.Y6, reg.Y7}[i]
-		VCMPPS(U8(0), Mem{Base: p.src, Disp: p.disp}, yv, r) // EQ_OQ: x == y
-		VANDPS(gv, r, r)
-		VMOVUPS(r, Mem{Base: p.dst, Disp: p.disp})
-	}
-	ADDQ(U8(64), x0)
-	ADDQ(U8(64), x1)
-	ADDQ(U8(64), d0)
-	ADDQ(U8(64), d1)
-	ADDQ(U8(32), y)
-	ADDQ(U8(32), dy)
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+		spread(Mem{Base: y}, reg.Y0, reg.Y1, reg.Y8, reg.Y9)
+		spread(Mem{Base: dy}, reg.Y2, reg.Y3, reg.Y8, reg.Y9)
+		for i, p := range []struct {
+			src, dst reg.Register
+			disp     int
+		}{{x0, d0, 0}, {x0, d0, 32}, {x1, d1, 0}, {x1, d1, 32}} {
+			yv, gv := reg.Y0, reg.Y2
+			if p.disp != 0 {
+				yv, gv = reg.Y1, reg.Y3
+			}
+			r := []reg.VecPhysical{reg.Y4, reg.Y5, reg.Y6, reg.Y7}[i]
+			VCMPPS(U8(0), Mem{Base: p.src, Disp: p.disp}, yv, r) // EQ_OQ: x == y
+			VANDPS(gv, r, r)
+			VMOVUPS(r, Mem{Base: p.dst, Disp: p.disp})
+		}
+		ADDQ(U8(64), x0)
+		ADDQ(U8(64), x1)
+		ADDQ(U8(64), d0)
+		ADDQ(U8(64), d1)
+		ADDQ(U8(32), y)
+		ADDQ(U8(32), dy)
+	})
 	VZEROUPPER()
 	RET()
 }
