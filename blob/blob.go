@@ -41,7 +41,7 @@ func (b *Blob) MutableTensor() *Tensor {
 	if t, ok := b.value.(*Tensor); ok {
 		return t
 	}
-	t := &Tensor{dtype: Float32, shape: []int{0}, data: []float32{}}
+	t := &Tensor{dtype: Float32, shape: []int{0}, mem: Host[float32]{}}
 	b.value = t
 	return t
 }

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 )
 
@@ -63,7 +64,8 @@ func BlobNameFromKey(key string) string {
 // widened into int32_data, and FLOAT16 is written as its 16-bit patterns in
 // int32_data. The proto does not share memory with t.
 func TensorToProto(name string, t *Tensor) (*netdef.TensorProto, error) {
-	if err := checkSerializable(name, t); err != nil {
+	t, err := serializable(name, t)
+	if err != nil {
 		return nil, err
 	}
 	return tensorChunk(name, t, 0, t.size), nil
@@ -79,7 +81,8 @@ func TensorToProto(name string, t *Tensor) (*netdef.TensorProto, error) {
 // A chunkSize of 0 means DefaultChunkSize and NoChunking (−1) means one
 // chunk for the whole tensor; other negative sizes are an error.
 func TensorChunksToProtos(name string, t *Tensor, chunkSize int) ([]*netdef.TensorProto, error) {
-	if err := checkSerializable(name, t); err != nil {
+	t, err := serializable(name, t)
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -105,79 +108,29 @@ func TensorChunksToProtos(name string, t *Tensor, chunkSize int) ([]*netdef.Tens
 	return out, nil
 }
 
-// checkSerializable reports whether t can be written: a known element type
-// and storage for all of its elements.
-func checkSerializable(name string, t *Tensor) error {
+// serializable returns t, or a copy of it in Go memory when its elements
+// live in a device's memory (recording that device, so that the proto's
+// device_detail names it), after checking that it can be written: a known
+// element type and storage for all of its elements.
+func serializable(name string, t *Tensor) (*Tensor, error) {
 	if t == nil {
-		return fmt.Errorf("blob %q: cannot serialize a nil tensor", name)
+		return nil, fmt.Errorf("blob %q: cannot serialize a nil tensor", name)
 	}
 	if !t.dtype.Valid() {
-		return fmt.Errorf("blob %q: cannot serialize a tensor of type %v", name, t.dtype)
+		return nil, fmt.Errorf("blob %q: cannot serialize a tensor of type %v", name, t.dtype)
 	}
-	if typeOfSlice(t.data) != t.dtype || sliceLen(t.data) < t.size {
-		return fmt.Errorf("blob %q: the tensor %v does not have data yet (a tensor of non-zero shape that was never allocated)", name, t)
+	if t.mem == nil || t.capacity < t.size {
+		return nil, fmt.Errorf("blob %q: the tensor %v does not have data yet (a tensor of non-zero shape that was never allocated)", name, t)
 	}
-	return nil
-}
-
-// typeOfSlice returns the element type of a []T of a tensor element type,
-// or Undefined for anything else.
-func typeOfSlice(s any) DataType {
-	switch s.(type) {
-	case []float32:
-		return Float32
-	case []float64:
-		return Float64
-	case []Half:
-		return Float16
-	case []int8:
-		return Int8
-	case []int16:
-		return Int16
-	case []int32:
-		return Int32
-	case []int64:
-		return Int64
-	case []uint8:
-		return Uint8
-	case []uint16:
-		return Uint16
-	case []bool:
-		return Bool
-	case []string:
-		return String
+	if t.OnHost() {
+		return t, nil
 	}
-	return Undefined
-}
-
-// sliceLen returns the length of a []T of a tensor element type (0 for
-// anything else).
-func sliceLen(s any) int {
-	switch s := s.(type) {
-	case []float32:
-		return len(s)
-	case []float64:
-		return len(s)
-	case []Half:
-		return len(s)
-	case []int8:
-		return len(s)
-	case []int16:
-		return len(s)
-	case []int32:
-		return len(s)
-	case []int64:
-		return len(s)
-	case []uint8:
-		return len(s)
-	case []uint16:
-		return len(s)
-	case []bool:
-		return len(s)
-	case []string:
-		return len(s)
+	h, err := t.ToHost()
+	if err != nil {
+		return nil, fmt.Errorf("blob %q: %w", name, err)
 	}
-	return 0
+	h.device = t.device
+	return h, nil
 }
 
 // tensorChunk builds the proto of elements [begin, end) of a checked tensor.
@@ -194,29 +147,29 @@ func tensorChunk(name string, t *Tensor, begin, end int) *netdef.TensorProto {
 	for i, d := range t.shape {
 		p.Dims[i] = int64(d)
 	}
-	if t.device != nil && t.device.GetDeviceType() != netdef.CPU {
+	if t.device != nil && t.device.Type() != netdef.CPU {
 		p.DeviceDetail = t.Device()
 	}
-	switch s := t.data.(type) {
-	case []float32:
+	switch s := t.mem.(type) {
+	case Host[float32]:
 		p.FloatData = slices.Clone(s[begin:end])
-	case []float64:
+	case Host[float64]:
 		p.DoubleData = slices.Clone(s[begin:end])
-	case []int32:
+	case Host[int32]:
 		p.Int32Data = slices.Clone(s[begin:end])
-	case []int64:
+	case Host[int64]:
 		p.Int64Data = slices.Clone(s[begin:end])
-	case []Half:
+	case Host[Half]:
 		p.Int32Data = widen(s[begin:end])
-	case []int8:
+	case Host[int8]:
 		p.Int32Data = widen(s[begin:end])
-	case []int16:
+	case Host[int16]:
 		p.Int32Data = widen(s[begin:end])
-	case []uint8:
+	case Host[uint8]:
 		p.Int32Data = widen(s[begin:end])
-	case []uint16:
+	case Host[uint16]:
 		p.Int32Data = widen(s[begin:end])
-	case []bool:
+	case Host[bool]:
 		v := make([]int32, end-begin)
 		for i, b := range s[begin:end] {
 			if b {
@@ -224,7 +177,7 @@ func tensorChunk(name string, t *Tensor, begin, end int) *netdef.TensorProto {
 			}
 		}
 		p.Int32Data = v
-	case []string:
+	case Host[string]:
 		v := make([][]byte, end-begin)
 		for i, e := range s[begin:end] {
 			v[i] = []byte(e)
@@ -359,11 +312,22 @@ func applyTensorChunk(dst *Tensor, p *netdef.TensorProto, name string) (begin, e
 			name, field, got, unitName(src), begin, end, pdt, want)
 	}
 
+	dst.SetDevice(p.GetDeviceDetail())
 	if err := dst.Init(dt, shape...); err != nil {
 		return 0, 0, fmt.Errorf("blob %q: %v", name, err)
 	}
-	dst.SetDevice(p.GetDeviceDetail())
-	fillChunk(dst, p, src, begin, end)
+	if dst.OnHost() {
+		fillChunk(dst, p, src, begin, end)
+		return begin, end, nil
+	}
+	// A tensor in a device's memory: decode the chunk on the host, then
+	// copy it into place.
+	staged := &Tensor{dtype: dt, shape: []int{n}, size: n, mem: makeHost(dt, n), capacity: n}
+	fillChunk(staged, p, src, 0, n)
+	md, _ := devicescope.MemoryOf(dst.device)
+	if err := md.CopyFromHost(dst.mem, begin*dt.ItemSize(), staged.mem.(hostMemory).bytes(n)); err != nil {
+		return 0, 0, fmt.Errorf("blob %q: copying chunk [%d, %d) to %v: %w", name, begin, end, md.Key(), err)
+	}
 	return begin, end, nil
 }
 
@@ -418,8 +382,8 @@ func fillChunk(dst *Tensor, p *netdef.TensorProto, src source, begin, end int) {
 	if src == srcBytes {
 		bytes = p.ByteData
 	}
-	switch d := dst.data.(type) {
-	case []float32:
+	switch d := dst.mem.(type) {
+	case Host[float32]:
 		d = d[begin:end]
 		if src == srcTyped {
 			copy(d, p.FloatData)
@@ -428,7 +392,7 @@ func fillChunk(dst *Tensor, p *netdef.TensorProto, src source, begin, end int) {
 		for i := range d {
 			d[i] = math.Float32frombits(le.Uint32(bytes[4*i:]))
 		}
-	case []float64:
+	case Host[float64]:
 		d = d[begin:end]
 		if src == srcTyped {
 			copy(d, p.DoubleData)
@@ -437,7 +401,7 @@ func fillChunk(dst *Tensor, p *netdef.TensorProto, src source, begin, end int) {
 		for i := range d {
 			d[i] = math.Float64frombits(le.Uint64(bytes[8*i:]))
 		}
-	case []int64:
+	case Host[int64]:
 		d = d[begin:end]
 		if src == srcTyped {
 			copy(d, p.Int64Data)
@@ -446,7 +410,7 @@ func fillChunk(dst *Tensor, p *netdef.TensorProto, src source, begin, end int) {
 		for i := range d {
 			d[i] = int64(le.Uint64(bytes[8*i:]))
 		}
-	case []int32:
+	case Host[int32]:
 		d = d[begin:end]
 		if src == srcTyped {
 			copy(d, p.Int32Data)
@@ -455,12 +419,12 @@ func fillChunk(dst *Tensor, p *netdef.TensorProto, src source, begin, end int) {
 		for i := range d {
 			d[i] = int32(le.Uint32(bytes[4*i:]))
 		}
-	case []string:
+	case Host[string]:
 		d = d[begin:end]
 		for i := range d {
 			d[i] = string(p.StringData[i])
 		}
-	case []bool:
+	case Host[bool]:
 		d = d[begin:end]
 		if src == srcTyped {
 			for i := range d {
@@ -471,15 +435,15 @@ func fillChunk(dst *Tensor, p *netdef.TensorProto, src source, begin, end int) {
 		for i := range d {
 			d[i] = bytes[i] != 0
 		}
-	case []uint8:
+	case Host[uint8]:
 		fillNarrow(d[begin:end], p.Int32Data, bytes, src, func(b []byte) uint8 { return b[0] })
-	case []int8:
+	case Host[int8]:
 		fillNarrow(d[begin:end], p.Int32Data, bytes, src, func(b []byte) int8 { return int8(b[0]) })
-	case []uint16:
+	case Host[uint16]:
 		fillNarrow(d[begin:end], p.Int32Data, bytes, src, le.Uint16)
-	case []int16:
+	case Host[int16]:
 		fillNarrow(d[begin:end], p.Int32Data, bytes, src, func(b []byte) int16 { return int16(le.Uint16(b)) })
-	case []Half:
+	case Host[Half]:
 		fillNarrow(d[begin:end], p.Int32Data, bytes, src, func(b []byte) Half { return Half(le.Uint16(b)) })
 	}
 }
@@ -521,19 +485,28 @@ var (
 )
 
 // RegisterBlobSerializer makes s the serializer and deserializer of blob
-// content of type typeName (see BlobSerializer). It is meant to be called
-// from init functions and panics when typeName is empty, s is nil or
-// typeName is already registered ("Tensor" and "std::string" always are).
-func RegisterBlobSerializer(typeName string, s BlobSerializer) {
+// content of type typeName (see BlobSerializer). An empty typeName, a nil s
+// or a typeName already registered ("Tensor" and "std::string" always are)
+// is an error.
+func RegisterBlobSerializer(typeName string, s BlobSerializer) error {
 	if typeName == "" || s == nil {
-		panic("blob: RegisterBlobSerializer needs a type name and a serializer")
+		return fmt.Errorf("blob: RegisterBlobSerializer(%q) needs a type name and a serializer", typeName)
 	}
 	serializersMu.Lock()
 	defer serializersMu.Unlock()
 	if _, dup := serializers[typeName]; dup {
-		panic("blob: RegisterBlobSerializer called twice for type " + typeName)
+		return fmt.Errorf("blob: a serializer for blob type %q is already registered", typeName)
 	}
 	serializers[typeName] = s
+	return nil
+}
+
+// MustRegisterBlobSerializer is RegisterBlobSerializer for init functions:
+// it panics on an error.
+func MustRegisterBlobSerializer(typeName string, s BlobSerializer) {
+	if err := RegisterBlobSerializer(typeName, s); err != nil {
+		panic(err)
+	}
 }
 
 func lookupSerializer(typeName string) BlobSerializer {
@@ -651,7 +624,7 @@ func (tensorSerializer) Deserialize(p *netdef.BlobProto, b *Blob) error {
 
 // sameDevice compares device types and ids, nil meaning the CPU.
 func sameDevice(a, b *netdef.DeviceOption) bool {
-	at, bt := a.GetDeviceType(), b.GetDeviceType()
+	at, bt := a.Type(), b.Type()
 	if at == netdef.CPU && bt == netdef.CPU {
 		return true
 	}

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/caffe2go/caffe2go/devicescope"
+	"github.com/caffe2go/caffe2go/devicescope/devicetest"
 	"github.com/caffe2go/caffe2go/netdef"
 )
 
@@ -29,6 +31,13 @@ func equalTensors(a, b *Tensor) string {
 	}
 	if !sameDevice(a.Device(), b.Device()) {
 		return fmt.Sprintf("device %v != %v", a.Device(), b.Device())
+	}
+	var err error
+	if a, err = a.ToHost(); err != nil {
+		return err.Error()
+	}
+	if b, err = b.ToHost(); err != nil {
+		return err.Error()
 	}
 	switch a.DataType() {
 	case Float32:
@@ -460,78 +469,94 @@ func TestStringBlobRoundTrip(t *testing.T) {
 	}
 }
 
+// TestChunking splits tensors into chunks and reassembles them: tensors
+// that record a device this build lacks (CUDA), whose elements stay in Go
+// memory, and tensors in a device's own memory (the test device).
 func TestChunking(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	for _, size := range []int{0, 1, 7, 10, 1001} {
-		for _, chunk := range []int{1, 3, 4, 10, 11, 1000, 0, NoChunking} {
-			t.Run(fmt.Sprintf("size=%d/chunk=%d", size, chunk), func(t *testing.T) {
-				vals := make([]int64, size)
-				for i := range vals {
-					vals[i] = rng.Int63() - rng.Int63()
-				}
-				src := MustFromSlice(vals, 1, size)
-				src.SetDevice(netdef.NewDeviceOption(netdef.CUDA, 1))
-				chunks, err := TensorChunksToProtos("w", src, chunk)
-				if err != nil {
-					t.Fatal(err)
-				}
-				eff := chunk
-				switch chunk {
-				case 0:
-					eff = DefaultChunkSize
-				case NoChunking:
-					eff = max(size, 1)
-				}
-				wantN := max((size+eff-1)/eff, 1)
-				if len(chunks) != wantN {
-					t.Fatalf("%d chunks, want %d", len(chunks), wantN)
-				}
-				for i, c := range chunks {
-					begin, end := i*eff, min((i+1)*eff, size)
-					if c.GetSegment().GetBegin() != int64(begin) || c.GetSegment().GetEnd() != int64(end) {
-						t.Errorf("chunk %d segment %v, want %d..%d", i, c.Segment, begin, end)
-					}
-					if int(c.GetSegment().GetBegin())/eff != i {
-						t.Errorf("chunk %d: index begin/chunk = %d", i, int(c.GetSegment().GetBegin())/eff)
-					}
-					if !slices.Equal(c.Dims, []int64{1, int64(size)}) || c.GetName() != "w" || c.GetDataType() != netdef.TensorProto_INT64 {
-						t.Errorf("chunk %d: dims %v name %q type %v", i, c.Dims, c.GetName(), c.GetDataType())
-					}
-					if c.GetDeviceDetail().GetDeviceType() != netdef.CUDA || c.GetDeviceDetail().GetDeviceId() != 1 {
-						t.Errorf("chunk %d: device_detail %v", i, c.DeviceDetail)
-					}
-					if len(c.Int64Data) != end-begin {
-						t.Errorf("chunk %d: %d elements, want %d", i, len(c.Int64Data), end-begin)
-					}
-				}
-
-				// Reassemble in a shuffled order, through ApplyTensorChunk
-				// and through DeserializeBlob into one blob.
-				order := rng.Perm(len(chunks))
-				dst := new(Tensor)
-				var b Blob
-				for _, i := range order {
-					begin, end, err := ApplyTensorChunk(dst, chunks[i])
-					if err != nil {
-						t.Fatal(err)
-					}
-					if int64(begin) != chunks[i].Segment.GetBegin() || int64(end) != chunks[i].Segment.GetEnd() {
-						t.Errorf("ApplyTensorChunk returned %d..%d for %v", begin, end, chunks[i].Segment)
-					}
-					bp := &netdef.BlobProto{Name: proto.String("w"), Type: proto.String("Tensor"), Tensor: chunks[i]}
-					if name, err := DeserializeBlob(mustMarshal(t, bp), &b); err != nil || name != "w" {
-						t.Fatal(name, err)
-					}
-				}
-				if d := equalTensors(src, dst); d != "" {
-					t.Fatal("ApplyTensorChunk:", d)
-				}
-				if d := equalTensors(src, b.Tensor()); d != "" {
-					t.Fatal("DeserializeBlob:", d)
-				}
-			})
+	for _, dev := range []*netdef.DeviceOption{netdef.NewDeviceOption(netdef.CUDA, 1), devicetest.Option(1)} {
+		for _, size := range []int{0, 1, 7, 10, 1001} {
+			for _, chunk := range []int{1, 3, 4, 10, 11, 1000, 0, NoChunking} {
+				testChunking(t, rng, dev, size, chunk)
+			}
 		}
 	}
+}
+
+func testChunking(t *testing.T, rng *rand.Rand, dev *netdef.DeviceOption, size, chunk int) {
+	t.Run(fmt.Sprintf("%v/size=%d/chunk=%d", devicescope.KeyOf(dev), size, chunk), func(t *testing.T) {
+		vals := make([]int64, size)
+		for i := range vals {
+			vals[i] = rng.Int63() - rng.Int63()
+		}
+		src := MustFromSlice(vals, 1, size)
+		if _, memory := devicescope.MemoryOf(dev); memory {
+			var err error
+			if src, err = src.CopyTo(dev); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			src.SetDevice(dev)
+		}
+		chunks, err := TensorChunksToProtos("w", src, chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eff := chunk
+		switch chunk {
+		case 0:
+			eff = DefaultChunkSize
+		case NoChunking:
+			eff = max(size, 1)
+		}
+		wantN := max((size+eff-1)/eff, 1)
+		if len(chunks) != wantN {
+			t.Fatalf("%d chunks, want %d", len(chunks), wantN)
+		}
+		for i, c := range chunks {
+			begin, end := i*eff, min((i+1)*eff, size)
+			if c.GetSegment().GetBegin() != int64(begin) || c.GetSegment().GetEnd() != int64(end) {
+				t.Errorf("chunk %d segment %v, want %d..%d", i, c.Segment, begin, end)
+			}
+			if int(c.GetSegment().GetBegin())/eff != i {
+				t.Errorf("chunk %d: index begin/chunk = %d", i, int(c.GetSegment().GetBegin())/eff)
+			}
+			if !slices.Equal(c.Dims, []int64{1, int64(size)}) || c.GetName() != "w" || c.GetDataType() != netdef.TensorProto_INT64 {
+				t.Errorf("chunk %d: dims %v name %q type %v", i, c.Dims, c.GetName(), c.GetDataType())
+			}
+			if !sameDevice(c.GetDeviceDetail(), dev) {
+				t.Errorf("chunk %d: device_detail %v", i, c.DeviceDetail)
+			}
+			if len(c.Int64Data) != end-begin {
+				t.Errorf("chunk %d: %d elements, want %d", i, len(c.Int64Data), end-begin)
+			}
+		}
+
+		// Reassemble in a shuffled order, through ApplyTensorChunk
+		// and through DeserializeBlob into one blob.
+		order := rng.Perm(len(chunks))
+		dst := new(Tensor)
+		var b Blob
+		for _, i := range order {
+			begin, end, err := ApplyTensorChunk(dst, chunks[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(begin) != chunks[i].Segment.GetBegin() || int64(end) != chunks[i].Segment.GetEnd() {
+				t.Errorf("ApplyTensorChunk returned %d..%d for %v", begin, end, chunks[i].Segment)
+			}
+			bp := &netdef.BlobProto{Name: proto.String("w"), Type: proto.String("Tensor"), Tensor: chunks[i]}
+			if name, err := DeserializeBlob(mustMarshal(t, bp), &b); err != nil || name != "w" {
+				t.Fatal(name, err)
+			}
+		}
+		if d := equalTensors(src, dst); d != "" {
+			t.Fatal("ApplyTensorChunk:", d)
+		}
+		if d := equalTensors(src, b.Tensor()); d != "" {
+			t.Fatal("DeserializeBlob:", d)
+		}
+	})
 }
 
 func TestChunkingEveryType(t *testing.T) {
@@ -573,14 +598,14 @@ func TestDeviceDetail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.DeviceDetail.GetDeviceType() != netdef.CUDA || p.DeviceDetail.GetDeviceId() != 2 {
+	if p.DeviceDetail.Type() != netdef.CUDA || p.DeviceDetail.GetDeviceId() != 2 {
 		t.Fatalf("device_detail %v", p.DeviceDetail)
 	}
 	back, err := TensorFromProto(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := back.Device(); d.GetDeviceType() != netdef.CUDA || d.GetDeviceId() != 2 {
+	if d := back.Device(); d.Type() != netdef.CUDA || d.GetDeviceId() != 2 {
 		t.Errorf("device after round trip %v", d)
 	}
 	// An explicit CPU device_detail reads as CPU (nil).
@@ -800,7 +825,7 @@ func TestSerializeErrors(t *testing.T) {
 	wantErr(t, err, `"t"`)
 	_, err = TensorToProto("t", &Tensor{dtype: Float32, shape: []int{3}, size: 3})
 	wantErr(t, err, `"t"`, "does not have data")
-	_, err = TensorChunksToProtos("t", &Tensor{dtype: Int64, shape: []int{1}, size: 1, data: []int32{1}}, 0)
+	_, err = TensorChunksToProtos("t", &Tensor{dtype: Int64, shape: []int{4}, size: 4, mem: Host[int64]{1}, capacity: 1}, 0)
 	wantErr(t, err, `"t"`, "does not have data")
 
 	_, err = SerializeBlob("e", new(Blob))
@@ -892,7 +917,7 @@ func (counterSerializer) Deserialize(p *netdef.BlobProto, b *Blob) error {
 	return nil
 }
 
-func init() { RegisterBlobSerializer("test.Counter", counterSerializer{}) }
+func init() { MustRegisterBlobSerializer("test.Counter", counterSerializer{}) }
 
 func TestRegisteredSerializer(t *testing.T) {
 	data, err := SerializeBlob("c", blobOf(&counter{41}))
@@ -921,13 +946,16 @@ func TestRegisteredSerializer(t *testing.T) {
 		name string
 		s    BlobSerializer
 	}{{"test.Counter", counterSerializer{}}, {"Tensor", counterSerializer{}}, {"std::string", counterSerializer{}}, {"", counterSerializer{}}, {"x", nil}} {
+		if err := RegisterBlobSerializer(bad.name, bad.s); err == nil {
+			t.Errorf("RegisterBlobSerializer(%q, %v) accepted", bad.name, bad.s)
+		}
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("RegisterBlobSerializer(%q, %v) did not panic", bad.name, bad.s)
+					t.Errorf("MustRegisterBlobSerializer(%q, %v) did not panic", bad.name, bad.s)
 				}
 			}()
-			RegisterBlobSerializer(bad.name, bad.s)
+			MustRegisterBlobSerializer(bad.name, bad.s)
 		}()
 	}
 }

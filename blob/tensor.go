@@ -2,20 +2,27 @@ package blob
 
 import (
 	"fmt"
-	"reflect"
 
+	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 )
 
 // Tensor is a dense array of one element type with a shape, living on a
 // device. The zero value is not usable; create tensors with New, FromSlice or
 // Blob.Tensor.
+//
+// A tensor's elements live in its storage (Storage): a Host slice in Go
+// memory for CPU tensors, or a block of the device's own memory for a
+// tensor on a device that has memory of its own (a GPU: a device that
+// implements devicescope.Allocator). Data and Raw reach host storage only;
+// CopyFrom, CopyTo and ToHost move elements between host and devices.
 type Tensor struct {
-	dtype  DataType
-	shape  []int
-	size   int
-	data   any // a []T of the element type, len ≥ size
-	device *netdef.DeviceOption
+	dtype    DataType
+	shape    []int
+	size     int
+	mem      devicescope.Memory // Host[T] of the element type, or a device's block
+	capacity int                // elements mem holds, ≥ size
+	device   *netdef.DeviceOption
 }
 
 // New returns a zero-filled tensor of the given type and shape on the CPU.
@@ -30,7 +37,7 @@ func New(dtype DataType, shape ...int) (*Tensor, error) {
 	if err := checkCapacity(dtype, n, shape); err != nil {
 		return nil, err
 	}
-	return &Tensor{dtype: dtype, shape: append([]int{}, shape...), size: n, data: makeSlice(dtype, n)}, nil
+	return &Tensor{dtype: dtype, shape: append([]int{}, shape...), size: n, mem: makeHost(dtype, n), capacity: n}, nil
 }
 
 // FromSlice returns a tensor that uses data (not a copy) with the given
@@ -50,7 +57,7 @@ func FromSlice[T Element](data []T, shape ...int) (*Tensor, error) {
 	if data == nil {
 		data = []T{}
 	}
-	return &Tensor{dtype: TypeOf[T](), shape: append([]int{}, shape...), size: n, data: data}, nil
+	return &Tensor{dtype: TypeOf[T](), shape: append([]int{}, shape...), size: n, mem: Host[T](data), capacity: n}, nil
 }
 
 // MustFromSlice is FromSlice that panics on a shape mismatch, for tests and
@@ -65,7 +72,7 @@ func MustFromSlice[T Element](data []T, shape ...int) *Tensor {
 
 // Scalar returns a 0-d tensor holding v.
 func Scalar[T Element](v T) *Tensor {
-	return &Tensor{dtype: TypeOf[T](), shape: []int{}, size: 1, data: []T{v}}
+	return &Tensor{dtype: TypeOf[T](), shape: []int{}, size: 1, mem: Host[T]{v}, capacity: 1}
 }
 
 func numElements(shape []int) (int, error) {
@@ -106,13 +113,28 @@ func shapeError(format string, shape []int) error {
 }
 
 // Data returns t's elements as a []T without copying, or nil when T is not
-// t's element type. Writes through the slice change the tensor.
+// t's element type or the elements live in a device's memory. Writes
+// through the slice change the tensor.
 func Data[T Element](t *Tensor) []T {
-	s, ok := t.data.([]T)
+	s, ok := t.mem.(Host[T])
 	if !ok {
 		return nil
 	}
 	return s[:t.size]
+}
+
+// Storage returns the memory the elements live in: a Host[T] for a tensor
+// in Go memory, a device's own block otherwise (nil before the tensor
+// has storage). A device's operators reach their tensors' memory through
+// it.
+func (t *Tensor) Storage() devicescope.Memory { return t.mem }
+
+// OnHost reports whether the elements live in Go memory, where Data and Raw
+// reach them: true for CPU tensors, false for a tensor in a device's own
+// memory.
+func (t *Tensor) OnHost() bool {
+	_, host := t.mem.(hostMemory)
+	return host || t.mem == nil
 }
 
 // DataType returns the element type.
@@ -156,24 +178,47 @@ func (t *Tensor) SizeToDim(k int) int {
 	return n
 }
 
-// Raw returns the element slice as an any (a []T of the element type).
-func (t *Tensor) Raw() any { return reflect.ValueOf(t.data).Slice(0, t.size).Interface() }
+// Raw returns the elements as an any holding a []T of the element type, or
+// nil when they live in a device's memory.
+func (t *Tensor) Raw() any {
+	h, ok := t.mem.(hostMemory)
+	if !ok {
+		return nil
+	}
+	return h.slice(t.size)
+}
 
 // Device returns a copy of the device option, nil for CPU.
 func (t *Tensor) Device() *netdef.DeviceOption {
 	if t.device == nil {
 		return nil
 	}
-	return netdef.NewDeviceOption(t.device.GetDeviceType(), t.device.GetDeviceId())
+	return netdef.NewDeviceOption(t.device.Type(), t.device.GetDeviceId())
 }
 
-// SetDevice records the device the tensor lives on (nil = CPU).
+// SetDevice places the tensor on the device opt names (nil = CPU) without
+// moving its elements: when that device keeps tensors in memory of its own
+// and the storage lives elsewhere, or the other way round, the storage is
+// dropped, and the next Init, Resize or CopyFrom allocates it on the new
+// device (the shape is kept, the elements are lost). Devices without memory
+// of their own, and device types this build does not have, only record the
+// placement. Use CopyTo to move the elements.
 func (t *Tensor) SetDevice(opt *netdef.DeviceOption) {
-	if opt == nil || opt.GetDeviceType() == netdef.CPU {
+	if opt.Type() == netdef.CPU {
+		opt = nil
+	}
+	if sameDevice(t.device, opt) {
+		return
+	}
+	_, onDevice := devicescope.MemoryOf(opt)
+	if t.mem != nil && (onDevice || !t.OnHost()) {
+		t.mem, t.capacity = nil, 0
+	}
+	if opt == nil {
 		t.device = nil
 		return
 	}
-	t.device = netdef.NewDeviceOption(opt.GetDeviceType(), opt.GetDeviceId())
+	t.device = netdef.NewDeviceOption(opt.Type(), opt.GetDeviceId())
 }
 
 // NBytes returns the size of the elements in bytes; string elements count
@@ -222,13 +267,14 @@ func (t *Tensor) Init(dtype DataType, shape ...int) error {
 	if err != nil {
 		return err
 	}
-	// t.data always keeps its full length; t.size says how much is in use.
-	if dtype != t.dtype || t.data == nil || reflect.ValueOf(t.data).Len() < n {
+	// The storage keeps its full capacity; t.size says how much is in use.
+	if dtype != t.dtype || t.mem == nil || t.capacity < n {
 		if err := checkCapacity(dtype, n, shape); err != nil {
 			return err
 		}
-		t.data = makeSlice(dtype, n)
-		t.dtype = dtype
+		if err := t.allocate(dtype, n); err != nil {
+			return err
+		}
 	}
 	t.size = n
 	if len(shape) == len(t.shape) {
@@ -239,16 +285,62 @@ func (t *Tensor) Init(dtype DataType, shape ...int) error {
 	return nil
 }
 
-// Clone returns a deep copy of t.
+// allocate gives t new zeroed storage for n elements of dtype on its
+// device: Go memory, or the device's own memory when it has some.
+func (t *Tensor) allocate(dtype DataType, n int) error {
+	md, onDevice := devicescope.MemoryOf(t.device)
+	if !onDevice {
+		t.mem, t.capacity, t.dtype = makeHost(dtype, n), n, dtype
+		return nil
+	}
+	if dtype.ItemSize() == 0 {
+		return fmt.Errorf("blob: a tensor of %v cannot live on %v", dtype, md.Key())
+	}
+	m, err := md.Allocate(n * dtype.ItemSize())
+	if err != nil {
+		return fmt.Errorf("blob: allocating %d elements of %v on %v: %w", n, dtype, md.Key(), err)
+	}
+	t.mem, t.capacity, t.dtype = m, n, dtype
+	return nil
+}
+
+// Clone returns a deep copy of t on t's device. A tensor in Go memory
+// cannot fail to copy; for one in a device's memory Clone panics when the
+// device cannot allocate or copy, so code handling device tensors calls
+// CopyTo, which returns that error.
 func (t *Tensor) Clone() *Tensor {
-	c := &Tensor{dtype: t.dtype, shape: append([]int{}, t.shape...), size: t.size, data: makeSlice(t.dtype, t.size)}
-	copyElements(c.data, t.data, t.size)
-	c.SetDevice(t.device)
+	c, err := t.CopyTo(t.device)
+	if err != nil {
+		panic(err)
+	}
 	return c
 }
 
+// CopyTo returns a copy of t on the device opt names (nil = CPU): the
+// elements are copied between Go memory and the devices' memories as
+// needed.
+func (t *Tensor) CopyTo(opt *netdef.DeviceOption) (*Tensor, error) {
+	c := &Tensor{dtype: t.dtype}
+	c.SetDevice(opt)
+	if err := c.CopyFrom(t); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ToHost returns a copy of t in Go memory: a CPU tensor when t lives in a
+// device's memory, otherwise a copy that keeps t's recorded device.
+func (t *Tensor) ToHost() (*Tensor, error) {
+	if t.OnHost() {
+		return t.CopyTo(t.device)
+	}
+	return t.CopyTo(nil)
+}
+
 // CopyFrom makes t an exact copy of src (type, shape and elements), reusing
-// t's storage when it can.
+// t's storage when it can. t stays on its device; src may live on another
+// one, and the elements are copied across (host to device, device to host,
+// or between two devices of one type).
 func (t *Tensor) CopyFrom(src *Tensor) error {
 	if t == src {
 		return nil
@@ -256,43 +348,35 @@ func (t *Tensor) CopyFrom(src *Tensor) error {
 	if err := t.Init(src.dtype, src.shape...); err != nil {
 		return err
 	}
-	copyElements(t.data, src.data, src.size)
+	dst, dstHost := t.mem.(hostMemory)
+	s, srcHost := src.mem.(hostMemory)
+	switch {
+	case dstHost && srcHost:
+		dst.copyFrom(s, src.size)
+	case src.size == 0:
+	case srcHost:
+		md, _ := devicescope.MemoryOf(t.device)
+		if err := md.CopyFromHost(t.mem, 0, s.bytes(src.size)); err != nil {
+			return fmt.Errorf("blob: copying %v to %v: %w", src, md.Key(), err)
+		}
+	case dstHost:
+		md, _ := devicescope.MemoryOf(src.device)
+		if err := md.CopyToHost(dst.bytes(src.size), src.mem, 0); err != nil {
+			return fmt.Errorf("blob: copying %v from %v: %w", src, md.Key(), err)
+		}
+	default:
+		md, _ := devicescope.MemoryOf(t.device)
+		if err := md.CopyDevice(t.mem, 0, src.mem, 0, src.NBytes()); err != nil {
+			return fmt.Errorf("blob: copying %v from %v to %v: %w", src, devicescope.KeyOf(src.device), md.Key(), err)
+		}
+	}
 	return nil
 }
 
-// copyElements copies the first n elements of src into dst, two slices of
-// the same element type. A type switch, unlike reflect, allocates nothing.
-func copyElements(dst, src any, n int) {
-	switch d := dst.(type) {
-	case []float32:
-		copy(d, src.([]float32)[:n])
-	case []float64:
-		copy(d, src.([]float64)[:n])
-	case []Half:
-		copy(d, src.([]Half)[:n])
-	case []int8:
-		copy(d, src.([]int8)[:n])
-	case []int16:
-		copy(d, src.([]int16)[:n])
-	case []int32:
-		copy(d, src.([]int32)[:n])
-	case []int64:
-		copy(d, src.([]int64)[:n])
-	case []uint8:
-		copy(d, src.([]uint8)[:n])
-	case []uint16:
-		copy(d, src.([]uint16)[:n])
-	case []bool:
-		copy(d, src.([]bool)[:n])
-	case []string:
-		copy(d, src.([]string)[:n])
-	}
-}
-
-// ShareData makes t a view of src's storage with src's type and shape, the
-// way Caffe2's Alias shares memory.
+// ShareData makes t a view of src's storage with src's type, shape and
+// device, the way Caffe2's Alias shares memory.
 func (t *Tensor) ShareData(src *Tensor) {
-	t.dtype, t.size, t.data = src.dtype, src.size, src.data
+	t.dtype, t.size, t.mem, t.capacity = src.dtype, src.size, src.mem, src.capacity
 	t.shape = append(t.shape[:0], src.shape...)
 	t.device = src.device
 }
@@ -304,30 +388,30 @@ func (t *Tensor) String() string { return fmt.Sprintf("Tensor(%v, %v)", t.dtype,
 // 0 or 1, halves widened); for strings it returns nil.
 func (t *Tensor) AsFloat64s() []float64 {
 	out := make([]float64, t.size)
-	switch s := t.data.(type) {
-	case []float32:
+	switch s := t.mem.(type) {
+	case Host[float32]:
 		for i := range out {
 			out[i] = float64(s[i])
 		}
-	case []float64:
+	case Host[float64]:
 		copy(out, s)
-	case []Half:
+	case Host[Half]:
 		for i := range out {
 			out[i] = float64(s[i].Float32())
 		}
-	case []int8:
+	case Host[int8]:
 		convert(out, s)
-	case []int16:
+	case Host[int16]:
 		convert(out, s)
-	case []int32:
+	case Host[int32]:
 		convert(out, s)
-	case []int64:
+	case Host[int64]:
 		convert(out, s)
-	case []uint8:
+	case Host[uint8]:
 		convert(out, s)
-	case []uint16:
+	case Host[uint16]:
 		convert(out, s)
-	case []bool:
+	case Host[bool]:
 		for i := range out {
 			if s[i] {
 				out[i] = 1

@@ -12,15 +12,44 @@ import (
 // base returns the address of a tensor's storage, to tell reuse from
 // reallocation.
 func base(t *Tensor) unsafe.Pointer {
-	switch s := t.data.(type) {
-	case []float32:
+	switch s := t.mem.(type) {
+	case Host[float32]:
 		return unsafe.Pointer(unsafe.SliceData(s))
-	case []int64:
+	case Host[int64]:
 		return unsafe.Pointer(unsafe.SliceData(s))
-	case []string:
+	case Host[string]:
 		return unsafe.Pointer(unsafe.SliceData(s))
 	}
 	panic("base: unexpected storage type")
+}
+
+// hostType returns the element type of host storage.
+func hostType(m any) DataType {
+	switch m.(type) {
+	case Host[float32]:
+		return Float32
+	case Host[float64]:
+		return Float64
+	case Host[Half]:
+		return Float16
+	case Host[int8]:
+		return Int8
+	case Host[int16]:
+		return Int16
+	case Host[int32]:
+		return Int32
+	case Host[int64]:
+		return Int64
+	case Host[uint8]:
+		return Uint8
+	case Host[uint16]:
+		return Uint16
+	case Host[bool]:
+		return Bool
+	case Host[string]:
+		return String
+	}
+	return Undefined
 }
 
 func TestNew(t *testing.T) {
@@ -32,8 +61,15 @@ func TestNew(t *testing.T) {
 		if x.DataType() != dt || x.Size() != 6 || !slices.Equal(x.Shape(), []int{2, 3}) || x.Device() != nil {
 			t.Errorf("%v: got %v size %d device %v", dt, x, x.Size(), x.Device())
 		}
-		if got := typeOfSlice(x.Raw()); got != dt {
+		if got := hostType(x.Storage()); got != dt || !x.OnHost() {
 			t.Errorf("%v: storage holds %v", dt, got)
+		}
+		want := 6 * dt.ItemSize()
+		if dt == String {
+			want = 6 * int(unsafe.Sizeof(""))
+		}
+		if got := x.Storage().Bytes(); got != want {
+			t.Errorf("%v: storage of %d bytes, want %d", dt, got, want)
 		}
 		if dt != String && !allZero(x) {
 			t.Errorf("%v: not zero-filled: %v", dt, x.AsFloat64s())
@@ -334,7 +370,7 @@ func TestCloneCopyShare(t *testing.T) {
 	if Data[string](src)[3] != "shared" || !slices.Equal(view.Shape(), src.Shape()) {
 		t.Error("ShareData does not alias")
 	}
-	if d := view.Device(); d.GetDeviceType() != netdef.CUDA || d.GetDeviceId() != 1 {
+	if d := view.Device(); d.Type() != netdef.CUDA || d.GetDeviceId() != 1 {
 		t.Errorf("ShareData device %v", d)
 	}
 }
@@ -348,7 +384,7 @@ func TestDevice(t *testing.T) {
 	x.SetDevice(opt)
 	opt.DeviceId = nil // the tensor keeps its own copy
 	got := x.Device()
-	if got.GetDeviceType() != netdef.CUDA || got.GetDeviceId() != 3 {
+	if got.Type() != netdef.CUDA || got.GetDeviceId() != 3 {
 		t.Fatalf("Device %v", got)
 	}
 	*got.DeviceId = 7 // Device returns a copy

@@ -69,6 +69,13 @@ func Register(name Helper) error {
 	return nil
 }
 
+// MustRegister is Register for init functions: it panics on an error.
+func MustRegister(name Helper) {
+	if err := Register(name); err != nil {
+		panic(err)
+	}
+}
+
 // HasHelper reports whether a helper of that name is registered (Caffe2's
 // brew.has_helper).
 func HasHelper(name Helper) bool {

@@ -146,7 +146,7 @@ func TestExtractPredictorNet(t *testing.T) {
 		brew.PredictorOptions{Device: devicescope.CPUDevice(2)})
 	btNoErr(t, err)
 	for _, o := range predict.Proto().Op {
-		if d := o.GetDeviceOption(); d.GetDeviceType() != netdef.CPU || d.GetDeviceId() != 2 {
+		if d := o.GetDeviceOption(); d.Type() != netdef.CPU || d.GetDeviceId() != 2 {
 			t.Errorf("op %s device = %v, want cpu 2", o.GetType(), d)
 		}
 	}

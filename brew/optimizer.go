@@ -144,8 +144,8 @@ func (o *Optimizer) uniqueName(base string, dev *netdef.DeviceOption) string {
 
 // isGPU reports whether dev is a CUDA or HIP device.
 func isGPU(dev *netdef.DeviceOption) bool {
-	t := dev.GetDeviceType()
-	return t == netdef.CUDA || t == int32(netdef.DeviceTypeProto_PROTO_HIP)
+	t := dev.Type()
+	return t == netdef.CUDA || t == netdef.HIP
 }
 
 // Apply adds the update of one parameter to the model's nets under the

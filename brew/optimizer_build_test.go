@@ -61,7 +61,7 @@ func TestBuildSGDBlobNames(t *testing.T) {
 	}
 	iter := f.m.InitNet.Proto().GetOp()[nInit]
 	if optArg(iter, "dtype").GetI() != int64(blob.Int64) || optArg(iter, "value").GetI() != 0 ||
-		!slices.Equal(optArg(iter, "shape").GetInts(), []int64{1}) || iter.GetDeviceOption().GetDeviceType() != netdef.CPU ||
+		!slices.Equal(optArg(iter, "shape").GetInts(), []int64{1}) || iter.GetDeviceOption().Type() != netdef.CPU ||
 		iter.GetDeviceOption() == nil {
 		t.Errorf("iteration counter op %v, want a CPU INT64 [1] ConstantFill of 0", iter)
 	}
@@ -240,7 +240,7 @@ func TestOptimizerDevices(t *testing.T) {
 			t.Errorf("update on cpu_2: %v", op)
 		}
 	}
-	if op := optOps(m.Net, "AtomicIter")[0]; op.GetDeviceOption().GetDeviceId() != 0 || op.GetDeviceOption().GetDeviceType() != netdef.CPU {
+	if op := optOps(m.Net, "AtomicIter")[0]; op.GetDeviceOption().GetDeviceId() != 0 || op.GetDeviceOption().Type() != netdef.CPU {
 		t.Errorf("AtomicIter device %v, want CPU 0", op.GetDeviceOption())
 	}
 
@@ -257,7 +257,7 @@ func TestOptimizerDevices(t *testing.T) {
 		t.Errorf("GPU update ops %v, want %v", got, wantGPU)
 	}
 	for _, op := range m.Net.Proto().GetOp()[len(m.Net.Proto().GetOp())-len(wantGPU):] {
-		if d := op.GetDeviceOption(); d.GetDeviceType() != netdef.CUDA || d.GetDeviceId() != 1 {
+		if d := op.GetDeviceOption(); d.Type() != netdef.CUDA || d.GetDeviceId() != 1 {
 			t.Errorf("%s on %v, want CUDA 1", op.GetType(), d)
 		}
 	}

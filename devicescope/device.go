@@ -3,6 +3,7 @@ package devicescope
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/caffe2go/caffe2go/netdef"
@@ -36,33 +37,56 @@ type Factory func(id int32) (Device, error)
 
 var devices struct {
 	sync.Mutex
-	factories map[int32]Factory
-	counts    map[int32]func() int
+	factories map[netdef.DeviceType]Factory
+	counts    map[netdef.DeviceType]func() int
 	live      map[Key]Device
 }
 
 // RegisterDeviceType makes devices of deviceType available through Get;
 // count reports how many physical devices of the type the machine has.
-// Registering a type twice is an error.
-func RegisterDeviceType(deviceType int32, f Factory, count func() int) error {
+// A missing factory or count, or a type registered twice, is an error.
+func RegisterDeviceType(deviceType netdef.DeviceType, f Factory, count func() int) error {
+	if f == nil || count == nil {
+		return fmt.Errorf("devicescope: RegisterDeviceType(%v) needs a factory and a count", deviceType)
+	}
 	devices.Lock()
 	defer devices.Unlock()
 	if devices.factories == nil {
-		devices.factories = map[int32]Factory{}
-		devices.counts = map[int32]func() int{}
+		devices.factories = map[netdef.DeviceType]Factory{}
+		devices.counts = map[netdef.DeviceType]func() int{}
 	}
 	if _, dup := devices.factories[deviceType]; dup {
-		return fmt.Errorf("devicescope: device type %s registered twice", TypeName(deviceType))
+		return fmt.Errorf("devicescope: device type %v registered twice", deviceType)
 	}
 	devices.factories[deviceType] = f
 	devices.counts[deviceType] = count
 	return nil
 }
 
+// MustRegisterDeviceType is RegisterDeviceType for init functions: it
+// panics on an error.
+func MustRegisterDeviceType(deviceType netdef.DeviceType, f Factory, count func() int) {
+	if err := RegisterDeviceType(deviceType, f, count); err != nil {
+		panic(err)
+	}
+}
+
+// DeviceTypes returns the registered device types in increasing order.
+func DeviceTypes() []netdef.DeviceType {
+	devices.Lock()
+	defer devices.Unlock()
+	out := make([]netdef.DeviceType, 0, len(devices.factories))
+	for t := range devices.factories {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // NumDevices returns how many devices of a type the machine has: 0 for a
 // type this build does not support. For the CPU it is the number of cores,
 // although any number of logical CPU devices can be used.
-func NumDevices(deviceType int32) int {
+func NumDevices(deviceType netdef.DeviceType) int {
 	devices.Lock()
 	count := devices.counts[deviceType]
 	devices.Unlock()
@@ -83,10 +107,10 @@ func Get(opt *netdef.DeviceOption) (Device, error) {
 	}
 	f, ok := devices.factories[key.Type]
 	if !ok {
-		return nil, fmt.Errorf("devicescope: device type %s (%d) is not available in this build", TypeName(key.Type), key.Type)
+		return nil, fmt.Errorf("devicescope: device type %v (%d) is not available in this build", key.Type, int32(key.Type))
 	}
 	if key.ID < 0 {
-		return nil, fmt.Errorf("devicescope: invalid device id %d for %s", key.ID, TypeName(key.Type))
+		return nil, fmt.Errorf("devicescope: invalid device id %d for %v", key.ID, key.Type)
 	}
 	d, err := f(key.ID)
 	if err != nil {
@@ -99,11 +123,7 @@ func Get(opt *netdef.DeviceOption) (Device, error) {
 	return d, nil
 }
 
-func init() {
-	if err := RegisterDeviceType(netdef.CPU, newCPUDevice, runtime.NumCPU); err != nil {
-		panic(err)
-	}
-}
+func init() { MustRegisterDeviceType(netdef.CPU, newCPUDevice, runtime.NumCPU) }
 
 // cpuDevice is a logical CPU device with its own pool of worker goroutines.
 // Any number of them can exist (cpu_0 … cpu_N); they share the machine's

@@ -55,8 +55,12 @@ func TestKeyString(t *testing.T) {
 			t.Errorf("KeyOf(%v) = %q, want %q", opt, got, want)
 		}
 	}
-	if got := devicescope.TypeName(netdef.CUDA); got != "CUDA" {
-		t.Errorf("TypeName(CUDA) = %q", got)
+	for typ, want := range map[netdef.DeviceType]string{
+		netdef.CPU: "CPU", netdef.CUDA: "CUDA", netdef.HIP: "HIP", 42: "UNKNOWN_DEVICE_42",
+	} {
+		if got := typ.String(); got != want {
+			t.Errorf("DeviceType(%d).String() = %q, want %q", int32(typ), got, want)
+		}
 	}
 }
 
@@ -182,7 +186,7 @@ func TestCPUDevicesRunTasks(t *testing.T) {
 }
 
 func TestUnsupportedDevice(t *testing.T) {
-	_, err := devicescope.Get(netdef.NewDeviceOption(int32(netdef.DeviceTypeProto_PROTO_OPENGL), 0))
+	_, err := devicescope.Get(netdef.NewDeviceOption(netdef.DeviceType(netdef.DeviceTypeProto_PROTO_OPENGL), 0))
 	if err == nil {
 		t.Fatal("OPENGL device created")
 	}

@@ -50,7 +50,7 @@ func EqualWith(a, b *netdef.DeviceOption, o EqualOptions) bool {
 	if o.CompareRandomSeed && a.GetRandomSeed() != b.GetRandomSeed() {
 		return false
 	}
-	if a.GetDeviceType() == netdef.CPU || b.GetDeviceType() == netdef.CPU {
+	if a.Type() == netdef.CPU || b.Type() == netdef.CPU {
 		return a.GetDeviceType() == b.GetDeviceType()
 	}
 	return a.GetDeviceType() == b.GetDeviceType() && a.GetDeviceId() == b.GetDeviceId()
@@ -58,13 +58,13 @@ func EqualWith(a, b *netdef.DeviceOption, o EqualOptions) bool {
 
 // Key identifies a logical device: its type and index.
 type Key struct {
-	Type int32
+	Type netdef.DeviceType
 	ID   int32
 }
 
 // KeyOf returns the logical device an option names; nil means cpu_0.
 func KeyOf(opt *netdef.DeviceOption) Key {
-	return Key{Type: opt.GetDeviceType(), ID: opt.GetDeviceId()}
+	return Key{Type: opt.Type(), ID: opt.GetDeviceId()}
 }
 
 // String returns the device's name as data-parallel prefixes spell it
@@ -76,17 +76,5 @@ func (k Key) String() string {
 	case netdef.CUDA:
 		return fmt.Sprintf("gpu_%d", k.ID)
 	}
-	return fmt.Sprintf("device%d_%d", k.Type, k.ID)
-}
-
-// TypeName returns Caffe2's name of a device type ("CPU", "CUDA", …).
-func TypeName(deviceType int32) string {
-	if name, ok := netdef.DeviceTypeProto_name[deviceType]; ok {
-		const prefix = "PROTO_"
-		if len(name) > len(prefix) && name[:len(prefix)] == prefix {
-			return name[len(prefix):]
-		}
-		return name
-	}
-	return fmt.Sprintf("UNKNOWN_DEVICE_%d", deviceType)
+	return fmt.Sprintf("device%d_%d", int32(k.Type), k.ID)
 }

@@ -7,12 +7,6 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Short aliases for the device types, as Caffe2's Python layer exports them.
-const (
-	CPU  = int32(DeviceTypeProto_PROTO_CPU)
-	CUDA = int32(DeviceTypeProto_PROTO_CUDA)
-)
-
 // ArgInt returns an integer (or boolean) argument.
 func ArgInt(name string, v int64) *Argument { return &Argument{Name: &name, I: &v} }
 
@@ -168,6 +162,6 @@ func NewOperator(typ string, inputs, outputs []string, args ...*Argument) *Opera
 
 // NewDeviceOption returns an option with its type and id set, as Caffe2's
 // core.DeviceOption always sets both.
-func NewDeviceOption(deviceType, deviceID int32) *DeviceOption {
-	return &DeviceOption{DeviceType: proto.Int32(deviceType), DeviceId: proto.Int32(deviceID)}
+func NewDeviceOption(deviceType DeviceType, deviceID int32) *DeviceOption {
+	return &DeviceOption{DeviceType: proto.Int32(int32(deviceType)), DeviceId: proto.Int32(deviceID)}
 }

@@ -74,7 +74,7 @@ func TestNewOperator(t *testing.T) {
 	if op.GetType() != "Ludicrous" || op.GetInput()[0] != "x" || op.GetOutput()[0] != "y" {
 		t.Errorf("op = %v", op)
 	}
-	if op.GetDeviceOption().GetDeviceType() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
+	if op.GetDeviceOption().Type() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
 		t.Errorf("device option = %v", op.GetDeviceOption())
 	}
 	if netdef.FindArg(op.Arg, "arg1").GetI() != 1 ||

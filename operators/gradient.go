@@ -163,29 +163,53 @@ func mustRegisterGradient(typ string, e gradEntry) {
 	}
 }
 
-// RegisterGradient registers the gradient maker of typ. A second
-// registration for the same type is an error.
+// RegisterGradient registers the gradient maker of typ. A nil maker, or a
+// second registration for the same type, is an error.
 func RegisterGradient(typ string, m GradientMaker) error {
+	if m == nil {
+		return fmt.Errorf("operators: RegisterGradient(%q) needs a gradient maker", typ)
+	}
 	return registerGradient(typ, gradEntry{kind: gradMaker, maker: m})
 }
 
-// MustRegisterGradient is RegisterGradient for init functions.
+// MustRegisterGradient is RegisterGradient for init functions: it panics on
+// an error.
 func MustRegisterGradient(typ string, m GradientMaker) {
-	mustRegisterGradient(typ, gradEntry{kind: gradMaker, maker: m})
+	if err := RegisterGradient(typ, m); err != nil {
+		panic(err)
+	}
 }
 
-// MustRegisterNoGradient marks typ as having no gradient (Caffe2's
-// NO_GRADIENT): the backward pass skips it silently.
+// RegisterNoGradient marks typ as having no gradient (Caffe2's
+// NO_GRADIENT): the backward pass skips it silently. A second registration
+// for the type is an error.
+func RegisterNoGradient(typ string) error { return registerGradient(typ, gradEntry{kind: gradNone}) }
+
+// MustRegisterNoGradient is RegisterNoGradient for init functions.
 func MustRegisterNoGradient(typ string) { mustRegisterGradient(typ, gradEntry{kind: gradNone}) }
 
-// MustRegisterGradientForbidden marks typ as never differentiable (Caffe2's
-// SHOULD_NOT_DO_GRADIENT): reaching it in the backward pass is an error.
+// RegisterGradientForbidden marks typ as never differentiable (Caffe2's
+// SHOULD_NOT_DO_GRADIENT): reaching it in the backward pass is an error. A
+// second registration for the type is an error.
+func RegisterGradientForbidden(typ string) error {
+	return registerGradient(typ, gradEntry{kind: gradForbidden})
+}
+
+// MustRegisterGradientForbidden is RegisterGradientForbidden for init
+// functions.
 func MustRegisterGradientForbidden(typ string) {
 	mustRegisterGradient(typ, gradEntry{kind: gradForbidden})
 }
 
-// MustRegisterGradientNotImplemented marks typ's gradient as not yet
-// implemented: reaching it in the backward pass is an error.
+// RegisterGradientNotImplemented marks typ's gradient as not yet
+// implemented: reaching it in the backward pass is an error. A second
+// registration for the type is an error.
+func RegisterGradientNotImplemented(typ string) error {
+	return registerGradient(typ, gradEntry{kind: gradNotImplemented})
+}
+
+// MustRegisterGradientNotImplemented is RegisterGradientNotImplemented for
+// init functions.
 func MustRegisterGradientNotImplemented(typ string) {
 	mustRegisterGradient(typ, gradEntry{kind: gradNotImplemented})
 }

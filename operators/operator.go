@@ -43,6 +43,7 @@ type Base struct {
 	inputs  []*blob.Blob
 	outputs []*blob.Blob
 	device  devicescope.Device
+	place   *netdef.DeviceOption // where outputs live: nil for the CPU
 	engine  string
 	threads int // kernel thread budget; 0: GOMAXPROCS at each call
 	rng     *rand.Rand
@@ -99,11 +100,16 @@ func (b *Base) InputBlob(i int) *blob.Blob { return b.inputs[i] }
 func (b *Base) OutputBlob(i int) *blob.Blob { return b.outputs[i] }
 
 // Input returns input i's tensor, or an error naming the blob when it holds
-// no tensor.
+// no tensor, or when an operator working in Go memory (a CPU operator) is
+// given a tensor in a device's memory.
 func (b *Base) Input(i int) (*blob.Tensor, error) {
 	t := b.inputs[i].Tensor()
 	if t == nil {
 		return nil, fmt.Errorf("input %d (%q) holds %s, not a tensor", i, b.def.Input[i], b.inputs[i].TypeName())
+	}
+	if b.place == nil && !t.OnHost() {
+		return nil, fmt.Errorf("input %d (%q) lives on %v, but the operator runs on %v: copy it to the CPU first (CopyGPUToCPU, EnsureCPUOutput)",
+			i, b.def.Input[i], devicescope.KeyOf(t.Device()), b.device.Key())
 	}
 	return t, nil
 }
@@ -161,12 +167,12 @@ func (b *Base) InputOf(i int, dtype blob.DataType) (*blob.Tensor, error) {
 }
 
 // Output returns output i's tensor, replacing any non-tensor content of the
-// blob with a tensor.
+// blob with a tensor, and placed on the operator's device (see
+// blob.Tensor.SetDevice: a tensor that lived elsewhere loses its storage,
+// which the operator's Init then allocates on its device).
 func (b *Base) Output(i int) *blob.Tensor {
 	t := b.outputs[i].MutableTensor()
-	if b.device != nil && b.device.Key().Type != netdef.CPU {
-		t.SetDevice(b.def.DeviceOption)
-	}
+	t.SetDevice(b.place)
 	return t
 }
 
@@ -332,19 +338,22 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 			return nil, wrap(fmt.Errorf("operator def did not pass schema checking: %w", err))
 		}
 	}
-	devType := def.GetDeviceOption().GetDeviceType()
+	devType := def.GetDeviceOption().Type()
 	f, engine, ok := lookup(def.GetType(), devType, def.GetEngine())
 	if !ok {
-		if len(typesMatching(def.GetType())) > 0 {
-			return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %s: no implementation for that device", def.GetType(), devicescope.TypeName(devType)))
+		if len(Implementations(def.GetType())) > 0 {
+			return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %v: no implementation for that device", def.GetType(), devType))
 		}
-		return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %s: no operator of that type is registered", def.GetType(), devicescope.TypeName(devType)))
+		return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %v: no operator of that type is registered", def.GetType(), devType))
 	}
 	dev, err := devicescope.Get(def.GetDeviceOption())
 	if err != nil {
 		return nil, wrap(err)
 	}
 	b := &Base{def: def, ws: ws, device: dev, engine: engine, threads: max(threads, 0)}
+	if devType != netdef.CPU {
+		b.place = def.GetDeviceOption()
+	}
 	b.inputs = make([]*blob.Blob, len(def.GetInput()))
 	for i, name := range def.GetInput() {
 		bl := ws.GetBlob(name)
@@ -362,18 +371,6 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 		return nil, wrap(err)
 	}
 	return op, nil
-}
-
-func typesMatching(typ string) []regKey {
-	registry.RLock()
-	defer registry.RUnlock()
-	var out []regKey
-	for k := range registry.impls {
-		if k.typ == typ {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // RunSafely runs op, turning a panic inside the kernel into an error so

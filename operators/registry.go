@@ -1,26 +1,40 @@
 package operators
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/caffe2go/caffe2go/devicescope"
+	"github.com/caffe2go/caffe2go/netdef"
 )
 
 // Factory builds an operator from its Base, reading its arguments once.
 type Factory func(b *Base) (Operator, error)
 
-type regKey struct {
-	typ    string
-	device int32
-	engine string
+// Implementation names one registered implementation: an operator type on
+// a device type with an engine ("" for the default one).
+type Implementation struct {
+	Type   string
+	Device netdef.DeviceType
+	Engine string
+}
+
+// String returns "Type on DEVICE" plus " engine ENGINE" for a non-default
+// engine.
+func (i Implementation) String() string {
+	s := i.Type + " on " + i.Device.String()
+	if i.Engine != "" {
+		s += " engine " + i.Engine
+	}
+	return s
 }
 
 var registry struct {
 	sync.RWMutex
-	impls map[regKey]Factory
+	impls map[Implementation]Factory
 }
 
 // DefaultEngine is the engine name that selects the default implementation.
@@ -35,18 +49,18 @@ func normEngine(e string) string {
 
 // Register adds the implementation of typ for a device type and engine (""
 // for the default one). Registering the same key twice is an error.
-func Register(typ string, deviceType int32, engine string, f Factory) error {
+func Register(typ string, deviceType netdef.DeviceType, engine string, f Factory) error {
 	if typ == "" || f == nil {
 		return fmt.Errorf("operators: Register needs a type and a factory")
 	}
-	k := regKey{typ, deviceType, normEngine(engine)}
+	k := Implementation{typ, deviceType, normEngine(engine)}
 	registry.Lock()
 	defer registry.Unlock()
 	if registry.impls == nil {
-		registry.impls = map[regKey]Factory{}
+		registry.impls = map[Implementation]Factory{}
 	}
 	if _, dup := registry.impls[k]; dup {
-		return fmt.Errorf("operators: %s is already registered for device %s engine %q", typ, devicescope.TypeName(deviceType), engine)
+		return fmt.Errorf("operators: %v is already registered", k)
 	}
 	registry.impls[k] = f
 	return nil
@@ -54,16 +68,41 @@ func Register(typ string, deviceType int32, engine string, f Factory) error {
 
 // MustRegister is Register for use in init functions: a duplicate
 // registration is a programming error and panics at program start.
-func MustRegister(typ string, deviceType int32, engine string, f Factory) {
+func MustRegister(typ string, deviceType netdef.DeviceType, engine string, f Factory) {
 	if err := Register(typ, deviceType, engine, f); err != nil {
 		panic(err)
 	}
 }
 
+// MustRegisterCPU registers the schema s and f as the default CPU
+// implementation of s.Type, the pair most operators start with. It panics
+// on an error, for init functions.
+func MustRegisterCPU(s Schema, f Factory) {
+	MustRegisterSchema(s)
+	MustRegister(s.Type, netdef.CPU, "", f)
+}
+
+// Implementations returns every registered implementation of typ, or of
+// every type when typ is "", sorted by type, device type and engine.
+func Implementations(typ string) []Implementation {
+	registry.RLock()
+	out := make([]Implementation, 0, len(registry.impls))
+	for k := range registry.impls {
+		if typ == "" || k.Type == typ {
+			out = append(out, k)
+		}
+	}
+	registry.RUnlock()
+	slices.SortFunc(out, func(a, b Implementation) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Device, b.Device), cmp.Compare(a.Engine, b.Engine))
+	})
+	return out
+}
+
 // lookup finds the implementation for typ on a device type, trying each of
 // the comma-separated engines first and falling back to the default one, as
 // Caffe2 does (unknown engines fall back silently).
-func lookup(typ string, deviceType int32, engines string) (Factory, string, bool) {
+func lookup(typ string, deviceType netdef.DeviceType, engines string) (Factory, string, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
 	if engines != "" {
@@ -72,12 +111,12 @@ func lookup(typ string, deviceType int32, engines string) (Factory, string, bool
 			if e == "" {
 				continue
 			}
-			if f, ok := registry.impls[regKey{typ, deviceType, e}]; ok {
+			if f, ok := registry.impls[Implementation{typ, deviceType, e}]; ok {
 				return f, e, true
 			}
 		}
 	}
-	f, ok := registry.impls[regKey{typ, deviceType, ""}]
+	f, ok := registry.impls[Implementation{typ, deviceType, ""}]
 	return f, "", ok
 }
 
@@ -91,7 +130,7 @@ func IsOperatorWithEngine(typ, engine string) bool {
 	defer registry.RUnlock()
 	e := normEngine(engine)
 	for k := range registry.impls {
-		if k.typ == typ && k.engine == e {
+		if k.Type == typ && k.Engine == e {
 			return true
 		}
 	}
@@ -105,9 +144,9 @@ func RegisteredOperators() []string {
 	registry.RLock()
 	seen := map[string]bool{}
 	for k := range registry.impls {
-		name := k.typ
-		if k.engine != "" {
-			name += "_ENGINE_" + k.engine
+		name := k.Type
+		if k.Engine != "" {
+			name += "_ENGINE_" + k.Engine
 		}
 		seen[name] = true
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/dgraph-io/badger/v4"
 	"github.com/vmihailenco/msgpack/v5"
@@ -43,7 +44,7 @@ type BlobInfo struct {
 	Shape    []int
 	// DeviceType and DeviceID name the device the tensor was on (CPU 0 for
 	// other kinds).
-	DeviceType int32
+	DeviceType netdef.DeviceType
 	DeviceID   int32
 	// Bytes is the payload size: the elements' bytes (string lengths for a
 	// STRING tensor) or the byte string's length.
@@ -89,16 +90,16 @@ type manifestWire struct {
 const manifestVersion = 2
 
 type blobInfoWire struct {
-	Name    string   `msgpack:"n"`
-	Kind    uint8    `msgpack:"k"`
-	DType   int32    `msgpack:"t"`
-	Dims    []int64  `msgpack:"d"`
-	DevType int32    `msgpack:"dt"`
-	DevID   int32    `msgpack:"di"`
-	Bytes   int64    `msgpack:"sz"`
-	Chunks  int      `msgpack:"c"`
-	CRC     uint32   `msgpack:"crc"`
-	Chunk   []uint32 `msgpack:"cc"`
+	Name    string            `msgpack:"n"`
+	Kind    uint8             `msgpack:"k"`
+	DType   int32             `msgpack:"t"`
+	Dims    []int64           `msgpack:"d"`
+	DevType netdef.DeviceType `msgpack:"dt"`
+	DevID   int32             `msgpack:"di"`
+	Bytes   int64             `msgpack:"sz"`
+	Chunks  int               `msgpack:"c"`
+	CRC     uint32            `msgpack:"crc"`
+	Chunk   []uint32          `msgpack:"cc"`
 	// InFile says the payload is in the data file, at Offset.
 	InFile bool  `msgpack:"f,omitempty"`
 	Offset int64 `msgpack:"o,omitempty"`

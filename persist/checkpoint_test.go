@@ -230,7 +230,7 @@ func (stCounterSerializer) Deserialize(p *netdef.BlobProto, b *blob.Blob) error 
 	return nil
 }
 
-func init() { blob.RegisterBlobSerializer("persist_test.stCounter", stCounterSerializer{}) }
+func init() { blob.MustRegisterBlobSerializer("persist_test.stCounter", stCounterSerializer{}) }
 
 func TestCheckpointOtherContent(t *testing.T) {
 	s := openStStore(t)

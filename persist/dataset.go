@@ -19,7 +19,7 @@ import (
 // Caffe and Caffe2).
 
 func init() {
-	blob.RegisterBlobSerializer(dbReaderTypeName, dbReaderSerializer{})
+	blob.MustRegisterBlobSerializer(dbReaderTypeName, dbReaderSerializer{})
 
 	operators.MustRegisterSchema(operators.Schema{
 		Type: "CreateDB", MinInputs: 0, MaxInputs: 0, MinOutputs: 1, MaxOutputs: 1,

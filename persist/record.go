@@ -55,18 +55,18 @@ const recordVersion = 1
 // content and Data holds those bytes. Every chunk repeats the blob's name,
 // type, dims and device, so a record read alone says what it is.
 type blobRecord struct {
-	V       uint8    `msgpack:"v"`
-	Kind    uint8    `msgpack:"k"`
-	Name    string   `msgpack:"n"`
-	DType   int32    `msgpack:"t"`
-	Dims    []int64  `msgpack:"d"`
-	DevType int32    `msgpack:"dt"`
-	DevID   int32    `msgpack:"di"`
-	Chunk   int      `msgpack:"c"`
-	Begin   int64    `msgpack:"b"`
-	End     int64    `msgpack:"e"`
-	Data    []byte   `msgpack:"x"`
-	Strings []string `msgpack:"s"`
+	V       uint8             `msgpack:"v"`
+	Kind    uint8             `msgpack:"k"`
+	Name    string            `msgpack:"n"`
+	DType   int32             `msgpack:"t"`
+	Dims    []int64           `msgpack:"d"`
+	DevType netdef.DeviceType `msgpack:"dt"`
+	DevID   int32             `msgpack:"di"`
+	Chunk   int               `msgpack:"c"`
+	Begin   int64             `msgpack:"b"`
+	End     int64             `msgpack:"e"`
+	Data    []byte            `msgpack:"x"`
+	Strings []string          `msgpack:"s"`
 }
 
 // sealed wraps a value whose integrity is checked on its own (NetDefs and
@@ -186,12 +186,12 @@ func swapped(b []byte, item int) []byte {
 }
 
 // deviceOf returns a tensor's device type and id (CPU 0 for none).
-func deviceOf(t *blob.Tensor) (int32, int32) {
+func deviceOf(t *blob.Tensor) (netdef.DeviceType, int32) {
 	d := t.Device()
 	if d == nil {
 		return netdef.CPU, 0
 	}
-	return d.GetDeviceType(), d.GetDeviceId()
+	return d.Type(), d.GetDeviceId()
 }
 
 // encodedBlob is a blob ready to be written: its description for the

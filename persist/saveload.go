@@ -587,7 +587,7 @@ func (r *loadRun) extract(dbIndex int, source string, c Cursor) error {
 // keep_device: the operator's own.
 func (o *loadOp) deviceDetail() *netdef.DeviceOption {
 	d := o.Def().GetDeviceOption()
-	return netdef.NewDeviceOption(d.GetDeviceType(), d.GetDeviceId())
+	return netdef.NewDeviceOption(d.Type(), d.GetDeviceId())
 }
 
 // process applies one record to its blob (Caffe2's ProcessBlob).

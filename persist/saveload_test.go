@@ -593,7 +593,7 @@ func TestLoadKeepDevice(t *testing.T) {
 		if keep == 0 && d != nil {
 			t.Errorf("keep_device=0: the tensor stays on %v, want the CPU", d)
 		}
-		if keep == 1 && (d.GetDeviceType() != netdef.CUDA || d.GetDeviceId() != 1) {
+		if keep == 1 && (d.Type() != netdef.CUDA || d.GetDeviceId() != 1) {
 			t.Errorf("keep_device=1: device %v, want CUDA 1", d)
 		}
 	}

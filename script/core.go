@@ -65,7 +65,7 @@ func coreDeviceOption(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		"random_seed?", &seed, "node_name?", &node, "numa_node_id?", &numa, "extra_info?", &extra); err != nil {
 		return nil, err
 	}
-	opt := netdef.NewDeviceOption(int32(typ), int32(id))
+	opt := netdef.NewDeviceOption(netdef.DeviceType(typ), int32(id))
 	if seed != starlark.None {
 		s, ok := intOf(seed)
 		if !ok || s < 0 || s > 1<<32-1 {

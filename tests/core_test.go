@@ -60,17 +60,17 @@ func TestScopesDeviceScope(t *testing.T) {
 	// An explicit option is copied.
 	op = root.CreateOperator("Relu", []string{"x"}, []string{"y"})
 	op.DeviceOption = devicescope.CUDA(1)
-	if op.GetDeviceOption().GetDeviceType() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
+	if op.GetDeviceOption().Type() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
 		t.Fatal("explicit option lost")
 	}
 	devicescope.DeviceScope(devicescope.CUDA(1), func() {
 		op := devicescope.Current().CreateOperator("Relu", []string{"x"}, []string{"y"})
-		if op.GetDeviceOption().GetDeviceType() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
+		if op.GetDeviceOption().Type() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
 			t.Fatalf("scoped option: %v", op.DeviceOption)
 		}
 		// An explicit CPU option set afterwards overrides the scope's.
 		op.DeviceOption = devicescope.CPU()
-		if op.GetDeviceOption().GetDeviceType() != netdef.CPU {
+		if op.GetDeviceOption().Type() != netdef.CPU {
 			t.Fatal("explicit CPU option did not override")
 		}
 	})
@@ -82,7 +82,7 @@ func TestScopesDeviceScope(t *testing.T) {
 func TestScopesNameAndDeviceScopeTogether(t *testing.T) {
 	s := devicescope.Scope{}.WithName("foo").WithDevice(devicescope.CUDA(1))
 	op := s.CreateOperator("Relu", []string{"x"}, []string{"y"})
-	if op.Input[0] != "foo/x" || op.Output[0] != "foo/y" || op.GetDeviceOption().GetDeviceId() != 1 || op.GetDeviceOption().GetDeviceType() != netdef.CUDA {
+	if op.Input[0] != "foo/x" || op.Output[0] != "foo/y" || op.GetDeviceOption().GetDeviceId() != 1 || op.GetDeviceOption().Type() != netdef.CUDA {
 		t.Fatalf("got %v", op)
 	}
 }
@@ -105,7 +105,7 @@ func TestCreateOperator(t *testing.T) {
 	op.Engine = proto.String("WARP")
 	if op.GetType() != "Ludicrous" || op.GetName() != "ludicrous" || op.Input[0] != "x" || op.Output[0] != "y" ||
 		op.ControlInput[0] != "z" || op.GetEngine() != "WARP" ||
-		op.GetDeviceOption().GetDeviceType() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
+		op.GetDeviceOption().Type() != netdef.CUDA || op.GetDeviceOption().GetDeviceId() != 1 {
 		t.Fatalf("fields: %v", op)
 	}
 	if a := netdef.FindArg(op.Arg, "arg1"); a.GetI() != 1 {

@@ -27,7 +27,8 @@ func OnDevice(opt *netdef.DeviceOption) FeedOption {
 // (stored with its exact type and shape), a []byte or string (stored as a
 // byte-string blob), or a typed slice such as []float32 (stored as a 1-D
 // tensor). The device is the OnDevice option's, else the current device
-// scope's, else the CPU.
+// scope's, else the CPU; a tensor fed onto a device with memory of its own
+// (a GPU) is copied there.
 func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
 	cfg := feedConfig{}
 	for _, o := range opts {
@@ -42,7 +43,7 @@ func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
 		if v == nil {
 			return fmt.Errorf("workspace: feeding %q: nil tensor", name)
 		}
-		content = v.Clone()
+		content = v // copied onto its device below
 	case []byte:
 		content = append([]byte{}, v...)
 	case string:
@@ -54,11 +55,16 @@ func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
 		}
 		content = t
 	}
-	if t, ok := content.(*blob.Tensor); ok && cfg.device != nil && cfg.device.GetDeviceType() != netdef.CPU {
-		if _, err := devicescope.Get(cfg.device); err != nil {
+	if t, ok := content.(*blob.Tensor); ok {
+		var err error
+		if cfg.device.Type() == netdef.CPU {
+			content, err = t.ToHost()
+		} else if _, err = devicescope.Get(cfg.device); err == nil {
+			content, err = t.CopyTo(cfg.device)
+		}
+		if err != nil {
 			return fmt.Errorf("workspace: feeding %q: %w", name, err)
 		}
-		t.SetDevice(cfg.device)
 	}
 	w.CreateBlob(name).Set(content)
 	return nil
@@ -67,33 +73,34 @@ func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
 func tensorFromSlice(value any) (*blob.Tensor, error) {
 	switch v := value.(type) {
 	case []float32:
-		return blob.FromSlice(append([]float32{}, v...))
+		return blob.FromSlice(v)
 	case []float64:
-		return blob.FromSlice(append([]float64{}, v...))
+		return blob.FromSlice(v)
 	case []int32:
-		return blob.FromSlice(append([]int32{}, v...))
+		return blob.FromSlice(v)
 	case []int64:
-		return blob.FromSlice(append([]int64{}, v...))
+		return blob.FromSlice(v)
 	case []int8:
-		return blob.FromSlice(append([]int8{}, v...))
+		return blob.FromSlice(v)
 	case []int16:
-		return blob.FromSlice(append([]int16{}, v...))
+		return blob.FromSlice(v)
 	case []uint8:
-		return blob.FromSlice(append([]uint8{}, v...))
+		return blob.FromSlice(v)
 	case []uint16:
-		return blob.FromSlice(append([]uint16{}, v...))
+		return blob.FromSlice(v)
 	case []bool:
-		return blob.FromSlice(append([]bool{}, v...))
+		return blob.FromSlice(v)
 	case []blob.Half:
-		return blob.FromSlice(append([]blob.Half{}, v...))
+		return blob.FromSlice(v)
 	case []string:
-		return blob.FromSlice(append([]string{}, v...))
+		return blob.FromSlice(v)
 	}
 	return nil, fmt.Errorf("unexpected type of argument %T: only tensors, typed slices or byte strings can be fed", value)
 }
 
-// FetchBlob returns a copy of the tensor stored under name. A missing blob,
-// or one that holds something other than a tensor, is an error naming it.
+// FetchBlob returns a copy of the tensor stored under name, in Go memory (a
+// tensor on a GPU comes back to the host). A missing blob, or one that
+// holds something other than a tensor, is an error naming it.
 func (w *Workspace) FetchBlob(name string) (*blob.Tensor, error) {
 	b := w.GetBlob(name)
 	if b == nil {
@@ -103,7 +110,11 @@ func (w *Workspace) FetchBlob(name string) (*blob.Tensor, error) {
 	if t == nil {
 		return nil, fmt.Errorf("workspace: blob %q holds %s, not a tensor (use FetchValue)", name, b.TypeName())
 	}
-	return t.Clone(), nil
+	h, err := t.ToHost()
+	if err != nil {
+		return nil, fmt.Errorf("workspace: fetching %q: %w", name, err)
+	}
+	return h, nil
 }
 
 // FetchBlobs fetches each name in order.
@@ -129,7 +140,11 @@ func (w *Workspace) FetchValue(name string) (any, error) {
 	}
 	switch v := b.Get().(type) {
 	case *blob.Tensor:
-		return v.Clone(), nil
+		h, err := v.ToHost()
+		if err != nil {
+			return nil, fmt.Errorf("workspace: fetching %q: %w", name, err)
+		}
+		return h, nil
 	case []byte:
 		return append([]byte{}, v...), nil
 	}

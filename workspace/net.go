@@ -154,7 +154,7 @@ func kernelThreads(def *netdef.NetDef, concurrent bool) (int, error) {
 		if opt == nil {
 			opt = def.GetDeviceOption()
 		}
-		if opt.GetDeviceType() == netdef.CPU {
+		if opt.Type() == netdef.CPU {
 			cpus[devicescope.KeyOf(opt)] = true
 		}
 	}

@@ -95,7 +95,7 @@ func (p *Parallel) interleaveOps() error {
 	byDevice := map[int][]*netdef.OperatorDef{}
 	for i, op := range def.GetOp() {
 		d := int(op.GetDeviceOption().GetDeviceId())
-		if op.GetDeviceOption().GetDeviceType() != p.opts.DeviceType || !slices.Contains(p.devices, d) {
+		if op.GetDeviceOption().Type() != p.opts.DeviceType || !slices.Contains(p.devices, d) {
 			return fmt.Errorf("CombineSpatialBN: operator %d (%s) does not run on one of the devices %v", i, op.GetType(), p.devices)
 		}
 		byDevice[d] = append(byDevice[d], op)

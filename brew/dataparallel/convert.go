@@ -30,13 +30,13 @@ func ConvertNetForDevice(net *netdef.NetDef, device *netdef.DeviceOption) (*netd
 		}
 	}
 	var prefix string
-	switch device.GetDeviceType() {
+	switch device.Type() {
 	case netdef.CPU:
 		prefix = "cpu"
 	case netdef.CUDA:
 		prefix = "gpu"
 	default:
-		return nil, fmt.Errorf("dataparallel: ConvertNetForDevice: device type %s is not supported", devicescope.TypeName(device.GetDeviceType()))
+		return nil, fmt.Errorf("dataparallel: ConvertNetForDevice: device type %s is not supported", device.Type())
 	}
 	scope := fmt.Sprintf("%s_%d/", prefix, device.GetDeviceId())
 	c := proto.Clone(net).(*netdef.NetDef)

@@ -44,7 +44,7 @@ type Options struct {
 	// DeviceType is netdef.CPU (the zero value: replicas cpu_<id>/ on
 	// logical CPU devices, Caffe2's cpu_device=True) or netdef.CUDA
 	// (replicas gpu_<id>/; running such nets needs the CUDA backend).
-	DeviceType int32
+	DeviceType netdef.DeviceType
 
 	// NetType is the train net's executor; default "dag", which runs the
 	// replicas concurrently.

@@ -81,9 +81,9 @@ type Parallel struct {
 // non-empty device list. Errors name what failed; on error m may be left
 // partially built.
 func Parallelize(m *brew.Model, o Options) (*Parallel, error) {
-	if cur := devicescope.Current().Device(); cur != nil && cur.GetDeviceType() != netdef.CPU {
+	if cur := devicescope.Current().Device(); cur != nil && cur.Type() != netdef.CPU {
 		return nil, fmt.Errorf("dataparallel: Parallelize must not run inside a %s device scope (%s): it sets each replica's device itself",
-			devicescope.TypeName(cur.GetDeviceType()), devicescope.KeyOf(cur))
+			cur.Type(), devicescope.KeyOf(cur))
 	}
 	if m == nil {
 		return nil, errors.New("dataparallel: Parallelize: nil model")
@@ -138,7 +138,7 @@ func newParallel(m *brew.Model, o Options) (*Parallel, error) {
 			p.warnings = append(p.warnings, fmt.Sprintf("device ids %v: this machine has %d CUDA devices", p.devices, n))
 		}
 	default:
-		return nil, fmt.Errorf("dataparallel: device type %s is not supported (use netdef.CPU or netdef.CUDA)", devicescope.TypeName(o.DeviceType))
+		return nil, fmt.Errorf("dataparallel: device type %s is not supported (use netdef.CPU or netdef.CUDA)", o.DeviceType)
 	}
 	if o.CombineSpatialBN && !p.hasUpdates() {
 		return nil, errors.New("dataparallel: CombineSpatialBN needs a training model (an update builder)")
@@ -421,7 +421,7 @@ func (p *Parallel) checkGPUOps() error {
 			continue
 		}
 		dev := op.GetDeviceOption()
-		if dev.GetDeviceType() != netdef.CUDA {
+		if dev.Type() != netdef.CUDA {
 			continue
 		}
 		want := p.deviceName(int(dev.GetDeviceId())) + "/"

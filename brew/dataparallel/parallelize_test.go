@@ -266,7 +266,7 @@ func TestGPUNets(t *testing.T) {
 	var allreduces int
 	for i, op := range m.Net.Proto().GetOp() {
 		dev := op.GetDeviceOption()
-		if dev.GetDeviceType() != netdef.CUDA {
+		if dev.Type() != netdef.CUDA {
 			t.Errorf("train op %d (%s) runs on %v", i, op.GetType(), devicescope.KeyOf(dev))
 		}
 		if op.GetType() == "Allreduce" {

@@ -59,3 +59,30 @@ func TestTrainingStepsDoNotAllocate(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTrainingStep times one warmed-up training step of every
+// workload at its full batch, with allocations reported; the same steps
+// `go run ./examples/bench` times against PyTorch.
+func BenchmarkTrainingStep(b *testing.B) {
+	for _, w := range workloads {
+		b.Run(w.name, func(b *testing.B) {
+			ws := workspace.New("")
+			net, err := w.build(ws, w.batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range 2 {
+				if err := ws.RunNet(net, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := ws.RunNet(net, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -27,11 +27,23 @@ type Engine interface {
 // RegisterEngine registers the Allreduce operator for deviceType with the
 // given engine name; newEngine makes the engine of the operator instance b
 // summing n replicas (an engine may read b's device, arguments or kernel
-// thread budget).
-func RegisterEngine(deviceType int32, engine string, newEngine func(b *operators.Base, n int) Engine) error {
+// thread budget). Registering a (device type, engine) pair twice is an
+// error.
+func RegisterEngine(deviceType netdef.DeviceType, engine string, newEngine func(b *operators.Base, n int) Engine) error {
+	if newEngine == nil {
+		return fmt.Errorf("comm: RegisterEngine(%v, %q) needs an engine constructor", deviceType, engine)
+	}
 	return operators.Register("Allreduce", deviceType, engine, func(b *operators.Base) (operators.Operator, error) {
 		return newAllreduce(b, newEngine)
 	})
+}
+
+// MustRegisterEngine is RegisterEngine for init functions: it panics on an
+// error.
+func MustRegisterEngine(deviceType netdef.DeviceType, engine string, newEngine func(b *operators.Base, n int) Engine) {
+	if err := RegisterEngine(deviceType, engine, newEngine); err != nil {
+		panic(err)
+	}
 }
 
 func init() {
@@ -45,14 +57,9 @@ func init() {
 	})
 	operators.MustRegisterNoGradient("Allreduce")
 	sumTree := func(b *operators.Base, n int) Engine { return newTree(b, n) }
-	for _, name := range []string{"", SumTree} {
-		if err := RegisterEngine(netdef.CPU, name, sumTree); err != nil {
-			panic(err)
-		}
-	}
-	if err := RegisterEngine(netdef.CPU, Ring, func(b *operators.Base, n int) Engine { return newRing(b, n) }); err != nil {
-		panic(err)
-	}
+	MustRegisterEngine(netdef.CPU, "", sumTree)
+	MustRegisterEngine(netdef.CPU, SumTree, sumTree)
+	MustRegisterEngine(netdef.CPU, Ring, func(b *operators.Base, n int) Engine { return newRing(b, n) })
 }
 
 type allreduceOp struct {

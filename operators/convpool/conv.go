@@ -30,18 +30,16 @@ var convGradArgSpecs = append(append([]operators.ArgSpec{}, convPoolArgSpecs...)
 func init() {
 	for _, typ := range []string{"Conv", "Conv1D", "Conv2D", "Conv3D"} {
 		grad := typ + "Gradient"
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: typ, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: convPoolArgSpecs,
 			Doc: typ + "(X, filter[, bias]) is a convolution: X is NCHW [N, C, spatial…] (NHWC [N, spatial…, C]), " +
 				"filter [M, C/group, kernel…] (NHWC [M, kernel…, C/group]), bias [M]; Y has M channels and the " +
 				"spatial sizes of Caffe2's output-size rule. 1-D, 2-D and 3-D windows.",
-		})
-		operators.MustRegister(typ, netdef.CPU, "", newConv)
-		operators.MustRegisterSchema(operators.Schema{
+		}, newConv)
+		operators.MustRegisterCPU(operators.Schema{
 			Type: grad, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 3, Args: convGradArgSpecs,
 			Doc: grad + "(X, filter, dY) computes (dfilter, dbias[, dX]), or (dfilter[, dX]) with no_bias, of " + typ + ".",
-		})
-		operators.MustRegister(grad, netdef.CPU, "", newConvGradient)
+		}, newConvGradient)
 		operators.MustRegisterGradient(typ, convGradientMaker(grad))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -23,18 +22,16 @@ var convTransposeGradArgSpecs = append(append([]operators.ArgSpec{}, convTranspo
 	operators.ArgSpec{Name: "no_bias", Default: int64(0), Doc: "the forward operator had no bias: outputs are (dW[, dX])"})
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ConvTranspose", MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: convTransposeArgSpecs,
 		Doc: "ConvTranspose(X, filter[, bias]) is a 2-D transposed convolution: X is NCHW [N, M, H, W] (NHWC [N, H, W, M]), " +
 			"filter [M, C/group, kH, kW] (NHWC [M, kH, kW, C/group]), bias [C]; Y has C channels and spatial sizes " +
 			"(in − 1)·stride + kernel + adj − pad_head − pad_tail.",
-	})
-	operators.MustRegister("ConvTranspose", netdef.CPU, "", newConvTranspose)
-	operators.MustRegisterSchema(operators.Schema{
+	}, newConvTranspose)
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ConvTransposeGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 3, Args: convTransposeGradArgSpecs,
 		Doc: "ConvTransposeGradient(X, filter, dY) computes (dfilter, dbias[, dX]), or (dfilter[, dX]) with no_bias, of ConvTranspose.",
-	})
-	operators.MustRegister("ConvTransposeGradient", netdef.CPU, "", newConvTransposeGradient)
+	}, newConvTransposeGradient)
 	operators.MustRegisterGradient("ConvTranspose", convGradientMaker("ConvTransposeGradient"))
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -16,23 +15,21 @@ var padArgSpecs = []operators.ArgSpec{
 }
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "PadImage", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Args: padArgSpecs,
 		Doc: "PadImage(X) pads the two spatial dimensions of a 4-D image tensor: Y has H + pad_t + pad_b rows " +
 			"and W + pad_l + pad_r columns.",
-	})
-	operators.MustRegister("PadImage", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		p, err := newPadBase(b)
 		if err != nil {
 			return nil, err
 		}
 		return &padImageOp{p}, nil
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "PadImageGradient", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Args: padArgSpecs,
 		Doc: "PadImageGradient(dY) computes dX of PadImage: each element of dY is added to the input element it copies.",
-	})
-	operators.MustRegister("PadImageGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		p, err := newPadBase(b)
 		if err != nil {
 			return nil, err

@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 	"github.com/caffe2go/caffe2go/operators/kernels/vec"
@@ -25,19 +24,17 @@ func init() {
 			if !isMax {
 				what = "the mean of the in-bounds elements (of the whole kernel with count_include_pad)"
 			}
-			operators.MustRegisterSchema(operators.Schema{
+			operators.MustRegisterCPU(operators.Schema{
 				Type: typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Args: poolArgSpecs,
 				Doc: typ + "(X) is, per channel and window (clipped to the input), " + what + "; global_pooling " +
 					"takes the whole spatial extent. 1-D, 2-D and 3-D windows, NCHW or NHWC.",
-			})
-			operators.MustRegister(typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+			}, func(b *operators.Base) (operators.Operator, error) {
 				return newPool(b, isMax, false)
 			})
-			operators.MustRegisterSchema(operators.Schema{
+			operators.MustRegisterCPU(operators.Schema{
 				Type: grad, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: poolArgSpecs,
 				Doc: grad + "(X, Y, dY) computes dX of " + typ + ".",
-			})
-			operators.MustRegister(grad, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+			}, func(b *operators.Base) (operators.Operator, error) {
 				return newPoolGradient(b, isMax, false)
 			})
 			operators.MustRegisterGradient(typ, func(g *operators.GradientContext) error {
@@ -46,19 +43,17 @@ func init() {
 			})
 		}
 	}
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "MaxPoolWithIndex", MinInputs: 1, MaxInputs: 1, MinOutputs: 2, MaxOutputs: 2, Args: poolArgSpecs,
 		Doc: "MaxPoolWithIndex(X) → (Y, index) is a 2-D NCHW MaxPool that also outputs, for every element of Y, the " +
 			"position h·W + w of its maximum in its input plane (the first one, -1 for an empty window) as INT32, flattened.",
-	})
-	operators.MustRegister("MaxPoolWithIndex", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newPool(b, true, true)
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "MaxPoolWithIndexGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: poolArgSpecs,
 		Doc: "MaxPoolWithIndexGradient(X, dY, index) adds each element of dY to the input position its index names.",
-	})
-	operators.MustRegister("MaxPoolWithIndexGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newPoolGradient(b, true, true)
 	})
 	operators.MustRegisterGradient("MaxPoolWithIndex", func(g *operators.GradientContext) error {

@@ -135,7 +135,6 @@ var shapeArgs = []operators.ArgSpec{
 }
 
 func register(s operators.Schema, f operators.Factory) {
-	operators.MustRegisterSchema(s)
-	operators.MustRegister(s.Type, netdef.CPU, "", f)
+	operators.MustRegisterCPU(s, f)
 	operators.MustRegisterNoGradient(s.Type)
 }

@@ -1,17 +1,15 @@
 package image
 
 import (
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "NCHW2NHWC", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "NCHW2NHWC(X) → Y moves the channels of a tensor of rank ≥ 3 from dimension 1 to the end: " +
 			"(N, C, H₁…Hₖ) becomes (N, H₁…Hₖ, C).",
-	})
-	operators.MustRegister("NCHW2NHWC", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &orderSwitchOp{Base: b, toNHWC: true}, nil
 	})
 	operators.MustRegisterGradient("NCHW2NHWC", func(g *operators.GradientContext) error {
@@ -19,12 +17,11 @@ func init() {
 		return nil
 	})
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "NHWC2NCHW", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "NHWC2NCHW(X) → Y moves the channels of a tensor of rank ≥ 3 from the end to dimension 1: " +
 			"(N, H₁…Hₖ, C) becomes (N, C, H₁…Hₖ).",
-	})
-	operators.MustRegister("NHWC2NCHW", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &orderSwitchOp{Base: b, toNHWC: false}, nil
 	})
 	operators.MustRegisterGradient("NHWC2NCHW", func(g *operators.GradientContext) error {

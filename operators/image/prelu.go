@@ -2,33 +2,30 @@ package image
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "PRelu", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Args:         []operators.ArgSpec{orderArg},
 		Doc: "PRelu(X, slope) → Y computes Y = X where X > 0 and slope·X elsewhere. slope has one element " +
 			"(shared by every channel) or one per channel (dimension 1 of X for NCHW, the last for NHWC).",
-	})
-	operators.MustRegister("PRelu", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		nhwc, err := channelsLast(b)
 		if err != nil {
 			return nil, err
 		}
 		return &preluOp{Base: b, nhwc: nhwc}, nil
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "PReluGradient", MinInputs: 4, MaxInputs: 4, MinOutputs: 2, MaxOutputs: 2,
 		Args: []operators.ArgSpec{orderArg},
 		Doc: "PReluGradient(Y, dY, X, slope) → (dX, dslope): dX = dY where X > 0 and slope·dY elsewhere; " +
 			"dslope sums dY·X over the elements with X ≤ 0 of each channel (of all of them for a shared slope). " +
 			"Y must not be X: an in-place PRelu cannot be differentiated.",
-	})
-	operators.MustRegister("PReluGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		nhwc, err := channelsLast(b)
 		if err != nil {
 			return nil, err

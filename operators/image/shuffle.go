@@ -1,7 +1,6 @@
 package image
 
 import (
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -11,21 +10,19 @@ var shuffleArgs = []operators.ArgSpec{
 }
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ChannelShuffle", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: shuffleArgs,
 		Doc: "ChannelShuffle(X) → Y views the C = G·K channels of X (dimension 1 for NCHW, the last for NHWC, " +
 			"rank ≥ 2) as a G×K matrix and transposes it: channel k·G + g of Y is channel g·K + k of X.",
-	})
-	operators.MustRegister("ChannelShuffle", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newShuffle(b, false)
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ChannelShuffleGradient", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: shuffleArgs,
 		Doc:  "ChannelShuffleGradient(dY) → dX undoes ChannelShuffle: channel g·K + k of dX is channel k·G + g of dY.",
-	})
-	operators.MustRegister("ChannelShuffleGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newShuffle(b, true)
 	})
 	operators.MustRegisterGradient("ChannelShuffle", func(g *operators.GradientContext) error {

@@ -2,7 +2,6 @@ package image
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -17,7 +16,7 @@ const (
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: preprocessType, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "noise_std", Default: float32(10), Doc: "standard deviation of the Gaussian noise, used when the noise is drawn"},
@@ -27,8 +26,7 @@ func init() {
 			"float32 planes Y (N, 3, H, W): Y[n][c][p] = X[n][p][c] − mean[c] + noise[i], c = 0, 1, 2 (B, G, R; alpha is dropped), " +
 			"where i runs through the first noise_size noise values, pixel by pixel and channel by channel, from 0 for each image. " +
 			"The noise lives in the workspace blob " + NoiseBlob + ", drawn from N(0, noise_std²) on first use.",
-	})
-	operators.MustRegister(preprocessType, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		size := b.ArgInt("noise_size", 491)
 		if size < 1 {
 			return nil, b.Errorf("argument noise_size is %d; it must be at least 1", size)
@@ -37,12 +35,11 @@ func init() {
 	})
 	operators.MustRegisterNoGradient(preprocessType)
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: deprocessType, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "BRGNCHWCToPackedInt8BGRAStylizerDeprocess(X, mean) → Y turns float32 planes X (N, 3, H, W) into uint8 " +
 			"BGRA pixels Y (N, H, W, 4): Y[n][p][c] = X[n][c][p] + mean[c] clamped to [0, 255] and truncated, and alpha 255.",
-	})
-	operators.MustRegister(deprocessType, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &deprocessOp{Base: b}, nil
 	})
 	operators.MustRegisterNoGradient(deprocessType)

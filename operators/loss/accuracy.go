@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	register(operators.Schema{Type: "Accuracy", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
+	operators.MustRegisterCPU(operators.Schema{Type: "Accuracy", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{{Name: "top_k", Default: int64(1), Doc: "a row counts as correct when its label is among its top_k scores"}},
 		Doc:  "Accuracy(predictions [N×D], labels int32 [N]) → accuracy: the fraction of rows whose label is among the top_k scores (ties go to the lower class index), a 0-d float scalar."},
 		newAccuracy)

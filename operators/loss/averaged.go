@@ -7,10 +7,10 @@ import (
 )
 
 func init() {
-	register(operators.Schema{Type: "AveragedLoss", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+	operators.MustRegisterCPU(operators.Schema{Type: "AveragedLoss", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "AveragedLoss(X) → Y: the mean of all elements of X as a 0-d scalar (0 for an empty X)."},
 		func(b *operators.Base) (operators.Operator, error) { return &averagedLoss{b}, nil })
-	register(operators.Schema{Type: "AveragedLossGradient", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
+	operators.MustRegisterCPU(operators.Schema{Type: "AveragedLossGradient", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "AveragedLossGradient(X, dY) → dX: every element is dY/size(X)."},
 		func(b *operators.Base) (operators.Operator, error) { return &averagedLossGradient{b}, nil })
 	operators.MustRegisterGradient("AveragedLoss", func(g *operators.GradientContext) error {

@@ -2,18 +2,12 @@ package loss
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
 // logThreshold is the smallest probability whose logarithm is taken
 // (Caffe2's kLOG_THRESHOLD).
 const logThreshold = 1e-20
-
-func register(s operators.Schema, f operators.Factory) {
-	operators.MustRegisterSchema(s)
-	operators.MustRegister(s.Type, netdef.CPU, "", f)
-}
 
 // batchShape splits x into N rows of D elements the way Caffe2's cross
 // entropy operators do: N = dim0 and D = the rest, or N = 1 for a 1-D x.

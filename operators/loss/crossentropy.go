@@ -22,8 +22,8 @@ func init() {
 			"CrossEntropyGradient(X, label, dY) → dX = -dY[i]·label[i, j]/max(X[i, j], 1e-20)."},
 	} {
 		grad := x.typ + "Gradient"
-		register(operators.Schema{Type: x.typ, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1, Doc: x.doc}, newXent(x.soft))
-		register(operators.Schema{Type: grad, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Doc: x.gradDoc}, newXentGradient(x.soft))
+		operators.MustRegisterCPU(operators.Schema{Type: x.typ, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1, Doc: x.doc}, newXent(x.soft))
+		operators.MustRegisterCPU(operators.Schema{Type: grad, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Doc: x.gradDoc}, newXentGradient(x.soft))
 		operators.MustRegisterGradient(x.typ, func(g *operators.GradientContext) error {
 			g.Op(grad, []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0)})
 			return nil

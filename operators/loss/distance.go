@@ -8,10 +8,10 @@ import (
 )
 
 func init() {
-	register(operators.Schema{Type: "SquaredL2Distance", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
+	operators.MustRegisterCPU(operators.Schema{Type: "SquaredL2Distance", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "SquaredL2Distance(X, Y) → Z [N]: Z[i] = ½‖X[i] − Y[i]‖² over the rows of same-shaped X and Y (N = dim0, 1 for a scalar)."},
 		func(b *operators.Base) (operators.Operator, error) { return &squaredL2{Base: b}, nil })
-	register(operators.Schema{Type: "SquaredL2DistanceGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2,
+	operators.MustRegisterCPU(operators.Schema{Type: "SquaredL2DistanceGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2,
 		Doc: "SquaredL2DistanceGradient(X, Y, dZ) → (dX, dY): dX[i] = (X[i] − Y[i])·dZ[i], dY = −dX."},
 		func(b *operators.Base) (operators.Operator, error) {
 			return &squaredL2Gradient{squaredL2{Base: b}}, nil

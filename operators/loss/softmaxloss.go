@@ -14,11 +14,11 @@ func init() {
 		{Name: "axis", Default: int64(1), Doc: "logits are flattened to [N, D] at this axis"},
 		{Name: "order", Default: "NCHW", Doc: "only NCHW is supported"},
 	}
-	register(operators.Schema{Type: "SoftmaxWithLoss", MinInputs: 2, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2, Args: args,
+	operators.MustRegisterCPU(operators.Schema{Type: "SoftmaxWithLoss", MinInputs: 2, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2, Args: args,
 		Doc: "SoftmaxWithLoss(logits, labels[, weight]) → (softmax, loss): softmax over D of the logits flattened to [N, D]; " +
 			"loss = scale·Σᵢ wᵢ·(-log pᵢ[labelᵢ])/Σᵢ wᵢ, a 0-d scalar (0 when Σ wᵢ = 0). Labels are int32 [N] or [N, 1], or probabilities with label_prob=1."},
 		newSoftmaxWithLoss)
-	register(operators.Schema{Type: "SoftmaxWithLossGradient", MinInputs: 4, MaxInputs: 5, MinOutputs: 1, MaxOutputs: 1,
+	operators.MustRegisterCPU(operators.Schema{Type: "SoftmaxWithLossGradient", MinInputs: 4, MaxInputs: 5, MinOutputs: 1, MaxOutputs: 1,
 		Args: append(args, operators.ArgSpec{Name: "only_loss", Default: int64(0), Doc: "accepted and ignored on CPU, as in Caffe2"}),
 		Doc:  "SoftmaxWithLossGradient(logits, labels[, weight], softmax, loss_grad) → logits_grad."},
 		newSoftmaxWithLossGradient)

@@ -16,12 +16,12 @@ func init() {
 		{Name: "scale", Default: 1.0, Doc: "factor applied to the averaged loss (≥ 0)"},
 		{Name: "order", Default: "NCHW", Doc: "only NCHW is supported"},
 	}
-	register(operators.Schema{Type: "SpatialSoftmaxWithLoss", MinInputs: 2, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2, Args: args,
+	operators.MustRegisterCPU(operators.Schema{Type: "SpatialSoftmaxWithLoss", MinInputs: 2, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2, Args: args,
 		Doc: "SpatialSoftmaxWithLoss(logits [N, D, H, W], labels int32 [N, H, W][, weights [N, H, W]]) → (softmax, loss): " +
 			"a softmax over D at every pixel; loss = scale·Σ w·(−log max(p[label], 1e-20))/Σ w over the pixels whose label " +
 			"is not −1 (0 when Σ w = 0), a 0-d scalar."},
 		newSpatialSoftmaxWithLoss)
-	register(operators.Schema{Type: "SpatialSoftmaxWithLossGradient", MinInputs: 4, MaxInputs: 5, MinOutputs: 1, MaxOutputs: 1,
+	operators.MustRegisterCPU(operators.Schema{Type: "SpatialSoftmaxWithLossGradient", MinInputs: 4, MaxInputs: 5, MinOutputs: 1, MaxOutputs: 1,
 		Args: append(args, operators.ArgSpec{Name: "only_loss", Default: int64(0), Doc: "accepted and ignored on CPU, as in Caffe2"}),
 		Doc:  "SpatialSoftmaxWithLossGradient(logits, labels[, weights], softmax, loss_grad) → logits_grad."},
 		newSpatialSoftmaxWithLossGradient)

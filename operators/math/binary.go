@@ -30,11 +30,10 @@ func init() {
 		{"Div", opDiv, operators.InplacePairs([2]int{0, 0}), "C = A / B elementwise, with broadcasting; an integer division by zero is an error."},
 	} {
 		op := s.op
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: s.typ, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 			AllowInplace: s.inplace, Args: broadcastArgSpecs, Doc: s.doc,
-		})
-		operators.MustRegister(s.typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			args, err := parseBroadcastArgs(b)
 			if err != nil {
 				return nil, err
@@ -47,12 +46,11 @@ func init() {
 	operators.MustRegisterGradient("Mul", mulGradient)
 	operators.MustRegisterGradient("Div", divGradient)
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "DivGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Doc:          "DivGradient(B, C, dC) -> (dA, dB) for C = A / B without broadcasting: dA = dC / B, dB = -dC * C / B.",
-	})
-	operators.MustRegister("DivGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &divGradOp{Base: b}, nil
 	})
 }

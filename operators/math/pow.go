@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Pow", MinInputs: 1, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}, [2]int{1, 0}),
 		Args: append([]operators.ArgSpec{
@@ -17,8 +17,7 @@ func init() {
 		}, broadcastArgSpecs...),
 		Doc: "Y = X^exponent elementwise (FLOAT or DOUBLE). The exponent is the argument, or input 1, " +
 			"which broadcasts as in Add.",
-	})
-	operators.MustRegister("Pow", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		if b.NumInputs() == 1 {
 			return &unaryOp{Base: b, kind: uPow, a: float64(b.ArgFloat("exponent", 0))}, nil
 		}

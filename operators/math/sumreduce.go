@@ -2,12 +2,11 @@ package math
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "SumReduceLike", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "axis", Default: -1, Doc: "the dimension of A where B's shape starts (-1: B is aligned with A's last dimensions, NumPy-style)"},
@@ -17,8 +16,7 @@ func init() {
 		Doc: "SumReduceLike(A, B) -> C: sums A down to B's shape (C has B's shape and A's type), undoing a broadcast of B over A. " +
 			"A B of one element receives the sum of all of A. With axis, B's shape (without leading and trailing 1s) must equal " +
 			"A's dimensions from axis on, as in Caffe2; without, B must broadcast to A the NumPy way.",
-	})
-	operators.MustRegister("SumReduceLike", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		axis, err := resolveAxis(int(b.ArgInt("axis", -1)), b.ArgString("axis_str", ""), b.ArgString("order", "NCHW"))
 		if err != nil {
 			return nil, err

@@ -44,30 +44,27 @@ func init() {
 		{"Erf", uErf, inplace00, "Y = erf(X) elementwise."},
 	} {
 		kind := s.kind
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: s.typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 			AllowInplace: s.inplace, Doc: s.doc + " FLOAT or DOUBLE unless noted.",
-		})
-		operators.MustRegister(s.typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			return &unaryOp{Base: b, kind: kind}, nil
 		})
 	}
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Scale", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		AllowInplace: inplace00,
 		Args:         []operators.ArgSpec{{Name: "scale", Default: float32(1), Doc: "the factor"}},
 		Doc:          "Y = scale·X elementwise (FLOAT or DOUBLE).",
-	})
-	operators.MustRegister("Scale", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &unaryOp{Base: b, kind: uScale, a: float64(b.ArgFloat("scale", 1))}, nil
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Clip", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		AllowInplace: inplace00,
 		Args:         clipArgSpecs,
 		Doc:          "Y = min(max(X, min), max) elementwise (FLOAT or DOUBLE).",
-	})
-	operators.MustRegister("Clip", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		o := &unaryOp{Base: b, kind: uClip}
 		o.bounds = readClipBounds(b)
 		return o, nil
@@ -125,11 +122,10 @@ func init() {
 		{"ClipGradient", uClip, operators.InplacePairs([2]int{1, 0}), clipArgSpecs, "ClipGradient(Y, dY) -> dX = dY where min < Y < max, else 0."},
 	} {
 		kind := s.kind
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: s.typ, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 			AllowInplace: s.inplace, Args: s.args, Doc: s.doc + " FLOAT or DOUBLE; the inputs have one size.",
-		})
-		operators.MustRegister(s.typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			o := &unaryGradOp{Base: b, kind: kind}
 			if kind == uClip {
 				o.bounds = readClipBounds(b)

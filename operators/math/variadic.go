@@ -2,7 +2,6 @@ package math
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -28,11 +27,10 @@ func init() {
 		{"Min", varMin, "Elementwise minimum of inputs of one type and shape (FLOAT, DOUBLE); the output may be input 0."},
 	} {
 		kind := s.kind
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: s.typ, MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 1, MaxOutputs: 1,
 			AllowInplace: operators.InplacePairs([2]int{0, 0}), Doc: s.doc,
-		})
-		operators.MustRegister(s.typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			return &variadicOp{Base: b, kind: kind}, nil
 		})
 	}
@@ -53,20 +51,18 @@ func init() {
 	operators.MustRegisterGradient("Max", selectGradient("MaxGradient"))
 	operators.MustRegisterGradient("Min", selectGradient("MinGradient"))
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "MeanGradient", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: operators.Unbounded,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Doc:          "MeanGradient(dY) -> (dX0, dX1, …): every dXi is dY divided by the number of outputs.",
-	})
-	operators.MustRegister("MeanGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &meanGradOp{Base: b}, nil
 	})
 	for _, typ := range []string{"MaxGradient", "MinGradient"} {
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: typ, MinInputs: 3, MaxInputs: operators.Unbounded, MinOutputs: 1, MaxOutputs: operators.Unbounded,
 			Doc: typ + "(Y, dY, X0, X1, …) -> (dX0, dX1, …): dXi is dY where Xi equals Y, else 0.",
-		})
-		operators.MustRegister(typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			if b.NumOutputs() != b.NumInputs()-2 {
 				return nil, b.Errorf("%d outputs for %d inputs: want one gradient per input after Y and dY", b.NumOutputs(), b.NumInputs())
 			}
@@ -74,7 +70,7 @@ func init() {
 		})
 	}
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "WeightedSum", MinInputs: 2, MaxInputs: operators.Unbounded, MinOutputs: 1, MaxOutputs: 1,
 		InputsCheck:  func(n int) bool { return n%2 == 0 },
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
@@ -82,8 +78,7 @@ func init() {
 			{Name: "grad_on_w", Default: false, Doc: "read by the gradient maker: also compute the weights' gradients"},
 		},
 		Doc: "WeightedSum(X0, w0, X1, w1, …) -> Y = Σ wi·Xi: the Xi have X0's size (X0 non-empty), each wi one element; Y has X0's shape and may be X0.",
-	})
-	operators.MustRegister("WeightedSum", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &weightedSumOp{Base: b}, nil
 	})
 	operators.MustRegisterGradient("WeightedSum", func(g *operators.GradientContext) error {
@@ -102,15 +97,14 @@ func init() {
 		g.Op("WeightedSumGradient", ins, outs)
 		return nil
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "WeightedSumGradient", MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 1, MaxOutputs: operators.Unbounded,
 		InputsCheck: func(n int) bool { return n%2 == 1 },
 		Args: []operators.ArgSpec{
 			{Name: "grad_on_w", Default: false, Doc: "also output dwi = dY·Xi (after all the dXi)"},
 		},
 		Doc: "WeightedSumGradient(dY, X0, w0, X1, w1, …) -> (dX0, dX1, …[, dw0, dw1, …]): dXi = wi·dY.",
-	})
-	operators.MustRegister("WeightedSumGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		gradOnW := b.ArgBool("grad_on_w", false)
 		k := b.NumInputs() / 2
 		want := k

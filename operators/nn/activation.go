@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
 	"github.com/caffe2go/caffe2go/operators/kernels/vec"
@@ -48,21 +47,19 @@ var activations = []activationSpec{
 
 func init() {
 	for _, s := range activations {
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: s.typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 			AllowInplace: operators.InplacePairs([2]int{0, 0}),
 			Args:         s.args, Doc: s.doc,
-		})
-		operators.MustRegister(s.typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			return &activationOp{Base: b, jobs: newActivationJobs(s.kind, false, b.ArgFloat("alpha", 0.01))}, nil
 		})
 		grad := s.typ + "Gradient"
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: grad, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 			AllowInplace: operators.InplacePairs([2]int{1, 0}),
 			Args:         s.args, Doc: s.gradDoc,
-		})
-		operators.MustRegister(grad, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			return &activationGradOp{Base: b, jobs: newActivationJobs(s.kind, true, b.ArgFloat("alpha", 0.01))}, nil
 		})
 		operators.MustRegisterGradient(s.typ, func(g *operators.GradientContext) error {

@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -14,27 +13,25 @@ var dropoutArgs = []operators.ArgSpec{
 }
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Dropout", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 2,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Args:         dropoutArgs,
 		Doc: "Dropout(X) → (Y[, mask]). Training: each element is kept with probability 1 − ratio (mask, bool, true = kept) " +
 			"and Y = X·mask/(1 − ratio); the mask output is required. Test (is_test ≠ 0): Y = X and the mask is not written.",
-	})
-	operators.MustRegister("Dropout", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		ratio, err := dropoutRatio(b)
 		if err != nil {
 			return nil, err
 		}
 		return &dropoutOp{Base: b, ratio: ratio, isTest: b.ArgBool("is_test", false)}, nil
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "DropoutGrad", MinInputs: 1, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Args:         dropoutArgs,
 		Doc:          "DropoutGrad(dY[, mask]) → dX: dX = dY·mask/(1 − ratio) in training, dX = dY in test mode.",
-	})
-	operators.MustRegister("DropoutGrad", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		ratio, err := dropoutRatio(b)
 		if err != nil {
 			return nil, err

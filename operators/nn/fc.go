@@ -2,7 +2,6 @@ package nn
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
 )
@@ -19,20 +18,18 @@ func init() {
 		if transposed {
 			typ, wDoc = "FCTransposed", "W is K×N (flattened at axis_w, pre-transposed) and Y = X·W + b"
 		}
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: typ, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: fcArgs,
 			Doc: typ + "(X, W, b) is a fully connected layer: X is flattened to M×K at axis, " + wDoc +
 				", b has N elements, and Y has X's dimensions before axis followed by N.",
-		})
-		operators.MustRegister(typ, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			return &fcOp{newFC(b, transposed)}, nil
 		})
 		grad := typ + "Gradient"
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: grad, MinInputs: 3, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 3, Args: fcArgs,
 			Doc: grad + "(X, W, dY) computes (dW, db[, dX]) of " + typ + ".",
-		})
-		operators.MustRegister(grad, netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+		}, func(b *operators.Base) (operators.Operator, error) {
 			return &fcGradOp{newFC(b, transposed)}, nil
 		})
 		operators.MustRegisterGradient(typ, func(g *operators.GradientContext) error {

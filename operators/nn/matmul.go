@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "MatMul", MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "axis_a", Default: int64(1), Doc: "A is flattened to a matrix at this axis"},
@@ -20,8 +20,7 @@ func init() {
 		},
 		Doc: "MatMul(A, B[, shape]) computes the matrix product Y = op(A)·op(B) of A and B flattened to matrices at axis_a and axis_b; " +
 			"Y is M×N, or takes the shape of the optional third input (as the gradient operators use it).",
-	})
-	operators.MustRegister("MatMul", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &matMulOp{
 			Base:  b,
 			axisA: int(b.ArgInt("axis_a", 1)), axisB: int(b.ArgInt("axis_b", 1)),
@@ -30,7 +29,7 @@ func init() {
 	})
 	operators.MustRegisterGradient("MatMul", matMulGradient)
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "BatchMatMul", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "trans_a", Default: int64(0), Doc: "1 to transpose the last two dimensions of A"},
@@ -39,8 +38,7 @@ func init() {
 		},
 		Doc: "BatchMatMul(A, B) multiplies the matrices in the last two dimensions of A and B batch by batch: " +
 			"A is (…, M, K), B is (…, K, N) and Y is (…, M, N). A 1-D operand is a vector, as in numpy.matmul.",
-	})
-	operators.MustRegister("BatchMatMul", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &batchMatMulOp{
 			Base:   b,
 			transA: b.ArgBool("trans_a", false), transB: b.ArgBool("trans_b", false),

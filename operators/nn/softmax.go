@@ -4,27 +4,24 @@ import (
 	"math"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
 var softmaxAxisArg = operators.ArgSpec{Name: "axis", Default: int64(1), Doc: "the input is flattened to N×D at this axis; the softmax runs over D"}
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Softmax", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{softmaxAxisArg},
 		Doc:  "Softmax flattens the input to N×D at axis and normalizes each row: Y = exp(X − max)/Σ exp(X − max).",
-	})
-	operators.MustRegister("Softmax", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &softmaxOp{Base: b, axis: int(b.ArgInt("axis", 1))}, nil
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "SoftmaxGradient", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{softmaxAxisArg},
 		Doc:  "SoftmaxGradient(Y, dY) computes dX = Y·(dY − Σ Y·dY), the sum taken over each row.",
-	})
-	operators.MustRegister("SoftmaxGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &softmaxGradOp{Base: b, axis: int(b.ArgInt("axis", 1))}, nil
 	})
 	operators.MustRegisterGradient("Softmax", func(g *operators.GradientContext) error {

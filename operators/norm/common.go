@@ -4,14 +4,8 @@ import (
 	"math"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
-
-func register(s operators.Schema, f operators.Factory) {
-	operators.MustRegisterSchema(s)
-	operators.MustRegister(s.Type, netdef.CPU, "", f)
-}
 
 // orderArg documents the storage order argument of the spatial operators.
 var orderArg = operators.ArgSpec{Name: "order", Default: "NCHW", Doc: `"NCHW" (channels at dimension 1) or "NHWC" (channels last)`}

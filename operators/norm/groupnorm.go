@@ -16,14 +16,14 @@ func init() {
 		orderArg,
 		{Name: "is_test", Default: int64(1), Doc: "0: the op must have all 3 outputs (for the gradient)"},
 	}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "GroupNorm", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 3,
 		Args: gnArgs,
 		Doc: "GroupNorm(X, gamma, beta) → Y[, mean, inv_std]: the C channels form G groups of C/G; per image and group, " +
 			"Y = gamma·(X − μ)/√(σ² + ε) + beta with μ and the biased σ² over the group's channels and spatial positions. " +
 			"mean and inv_std have shape [N, G].",
 	}, newGroupNorm)
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "GroupNormGradient", MinInputs: 6, MaxInputs: 6, MinOutputs: 3, MaxOutputs: 3, Args: gnArgs,
 		Doc: "GroupNormGradient(dY, X, gamma, beta, mean, inv_std) → (dX, dgamma, dbeta).",
 	}, newGroupNormGradient)

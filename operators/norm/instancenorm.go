@@ -10,7 +10,7 @@ func init() {
 		{Name: "epsilon", Default: 1e-5, Doc: "added to the variance (≥ 0)"},
 		orderArg,
 	}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "InstanceNorm", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 3,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Args:         inArgs,
@@ -18,7 +18,7 @@ func init() {
 			"Y = scale·(X − μ)/√(σ² + ε) + bias with μ and the biased σ² over the spatial positions. " +
 			"mean and inv_stdev have shape [N, C].",
 	}, newInstanceNorm)
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "InstanceNormGradient", MinInputs: 4, MaxInputs: 6, MinOutputs: 3, MaxOutputs: 3, Args: inArgs,
 		Doc: "InstanceNormGradient(X, scale, bias, dY[, mean, inv_stdev]) → (dX, dscale, dbias). Without both saved " +
 			"statistics (fewer than 6 inputs), the mean and inverse standard deviation are computed from X.",

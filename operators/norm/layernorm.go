@@ -15,14 +15,14 @@ func init() {
 		{Name: "epsilon", Default: 1e-5, Doc: "added to the variance"},
 		{Name: "elementwise_affine", Default: int64(0), Doc: "1: Y = normalized·gamma + beta with gamma and beta (inputs 1 and 2) shaped like a row"},
 	}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "LayerNorm", MinInputs: 1, MaxInputs: 3, InputsCheck: func(n int) bool { return n == 1 || n == 3 },
 		MinOutputs: 3, MaxOutputs: 3, Args: lnArgs,
 		Doc: "LayerNorm(X[, gamma, beta]) → (Y, mean, std): X is flattened to M rows at axis; per row " +
 			"Y = (X − μ)/std with std = √(σ² + ε) (biased σ²), then ·gamma + beta with elementwise_affine. " +
 			"mean and std have X's leading dimensions and a trailing 1.",
 	}, newLayerNorm)
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "LayerNormGradient", MinInputs: 5, MaxInputs: 6, MinOutputs: 1, MaxOutputs: 3,
 		InputsCheck: func(n int) bool { return n == 5 || n == 6 }, Args: lnArgs,
 		Doc: "LayerNormGradient(dY, Y, mean, std, X[, gamma]) → dX[, dgamma, dbeta].",

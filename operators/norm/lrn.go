@@ -16,13 +16,13 @@ func init() {
 		{Name: "bias", Default: 1.0, Doc: "additive term"},
 		orderArg,
 	}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "LRN", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 2, Args: lrnArgs,
 		Doc: "LRN(X) → Y[, scale]: local response normalization across channels of a 4-D X: " +
 			"scale = bias + alpha/size·Σ X[c']² over c' in [c − (size−1)/2, c + size/2] (clipped to the channels), " +
 			"Y = X·scale^(−beta).",
 	}, newLRN)
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "LRNGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: lrnArgs,
 		Doc: "LRNGradient(X, Y, dY) → dX.",
 	}, newLRNGradient)

@@ -17,7 +17,7 @@ func init() {
 		orderArg,
 		{Name: "num_batches", Default: int64(1), Doc: "> 1: the batch statistics come from the sums and sumsq inputs, over num_batches batches"},
 	}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "SpatialBN", MinInputs: 5, MaxInputs: 7, InputsCheck: func(n int) bool { return n == 5 || n == 7 },
 		MinOutputs: 1, MaxOutputs: 5,
 		AllowInplace:   operators.InplacePairs([2]int{0, 0}),
@@ -28,7 +28,7 @@ func init() {
 			"spatial dimensions (or from sums and sumsq over num_batches batches), running statistics updated in place " +
 			"(outputs 1 and 2 are inputs 3 and 4), saved_inv_var = 1/√(σ² + ε). Test (1 output): μ and σ² are inputs 3 and 4.",
 	}, newSpatialBN)
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "SpatialBNGradient", MinInputs: 5, MaxInputs: 7, InputsCheck: func(n int) bool { return n == 5 || n == 7 },
 		MinOutputs: 3, MaxOutputs: 3,
 		AllowInplace: operators.InplacePairs([2]int{5, 1}, [2]int{6, 2}),
@@ -63,13 +63,13 @@ func init() {
 		return nil
 	})
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ChannelStats", MinInputs: 1, MaxInputs: 1, MinOutputs: 2, MaxOutputs: 2, Args: []operators.ArgSpec{orderArg},
 		Doc: "ChannelStats(X) → (sum, sumsq): per channel, the sum of the elements of X and the sum of their squares, " +
 			"for SpatialBN's multi-batch statistics.",
 	}, newChannelStats)
 	operators.MustRegisterGradientForbidden("ChannelStats")
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ChannelBackpropStats", MinInputs: 4, MaxInputs: 4, MinOutputs: 2, MaxOutputs: 2, Args: []operators.ArgSpec{orderArg},
 		Doc: "ChannelBackpropStats(X, mean, inv_std, dY) → (scale_grad, bias_grad): per channel, Σ dY·(X − mean)·inv_std " +
 			"and Σ dY, for SpatialBNGradient's multi-batch gradients.",

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -18,7 +17,7 @@ type Mutex struct{ sync.Mutex }
 func (*Mutex) BlobTypeName() string { return "std::unique_ptr<std::mutex>" }
 
 func init() {
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "Iter",
 		MinInputs: 0, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		EnforceInplace: [][2]int{{0, 0}},
@@ -27,7 +26,7 @@ func init() {
 	}, func(b *operators.Base) (operators.Operator, error) { return &iterOp{b}, nil })
 	operators.MustRegisterNoGradient("Iter")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "AtomicIter",
 		MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		EnforceInplace: [][2]int{{1, 0}},
@@ -35,7 +34,7 @@ func init() {
 	}, func(b *operators.Base) (operators.Operator, error) { return &atomicIterOp{b}, nil })
 	operators.MustRegisterNoGradient("AtomicIter")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "CreateMutex",
 		MinInputs: 0, MaxInputs: 0, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "Stores a new unlocked mutex in its output blob.",
@@ -44,11 +43,6 @@ func init() {
 }
 
 // register records a schema and its CPU implementation.
-func register(s operators.Schema, f operators.Factory) {
-	operators.MustRegisterSchema(s)
-	operators.MustRegister(s.Type, netdef.CPU, "", f)
-}
-
 type iterOp struct{ *operators.Base }
 
 func (o *iterOp) Run() error {

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "Lars",
 		MinInputs: 2, MaxInputs: 5, MinOutputs: 1, MaxOutputs: 1,
 		InputsCheck: func(n int) bool { return n == 2 || n == 5 },

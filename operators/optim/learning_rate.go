@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "LearningRate",
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "RmsProp",
 		MinInputs: 4, MaxInputs: 4, MinOutputs: 3, MaxOutputs: 3,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}, [2]int{1, 1}, [2]int{2, 2}),

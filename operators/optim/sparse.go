@@ -14,7 +14,7 @@ import (
 // one after the other, as Caffe2's CPU kernels do.
 
 func init() {
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "ScatterWeightedSum",
 		MinInputs: 5, MaxInputs: operators.Unbounded, MinOutputs: 1, MaxOutputs: 1,
 		InputsCheck:    func(n int) bool { return n > 3 && (n-3)%2 == 0 },
@@ -24,7 +24,7 @@ func init() {
 	}, newScatterWeightedSum)
 	operators.MustRegisterGradientForbidden("ScatterWeightedSum")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SparseMomentumSGDUpdate",
 		MinInputs: 5, MaxInputs: 5, MinOutputs: 3, MaxOutputs: 3,
 		AllowInplace:   operators.InplacePairs([2]int{0, 0}),
@@ -38,7 +38,7 @@ func init() {
 	}, newSparseMomentumSGD)
 	operators.MustRegisterGradientForbidden("SparseMomentumSGDUpdate")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SparseAdagrad",
 		MinInputs: 5, MaxInputs: 5, MinOutputs: 2, MaxOutputs: 2,
 		EnforceInplace: [][2]int{{0, 0}, {1, 1}},
@@ -48,7 +48,7 @@ func init() {
 	}, newSparseAdagrad)
 	operators.MustRegisterGradientForbidden("SparseAdagrad")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SparseAdam",
 		MinInputs: 7, MaxInputs: 7, MinOutputs: 3, MaxOutputs: 3,
 		EnforceInplace: [][2]int{{0, 0}, {1, 1}, {2, 2}},

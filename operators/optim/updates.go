@@ -12,7 +12,7 @@ func init() {
 		{Name: "momentum", Default: 0.0, Doc: "momentum coefficient"},
 		{Name: "nesterov", Default: 0, Doc: "1 for Nesterov accelerated gradient"},
 	}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "MomentumSGD",
 		MinInputs: 3, MaxInputs: 3, MinOutputs: 2, MaxOutputs: 2,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}, [2]int{1, 1}),
@@ -22,7 +22,7 @@ func init() {
 	}, newMomentumSGD(false))
 	operators.MustRegisterGradientForbidden("MomentumSGD")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "MomentumSGDUpdate",
 		MinInputs: 4, MaxInputs: 4, MinOutputs: 3, MaxOutputs: 3,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}, [2]int{1, 1}, [2]int{3, 2}),
@@ -31,7 +31,7 @@ func init() {
 	}, newMomentumSGD(true))
 	operators.MustRegisterGradientForbidden("MomentumSGDUpdate")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "Adam",
 		MinInputs: 6, MaxInputs: 6, MinOutputs: 3, MaxOutputs: 4,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}, [2]int{1, 1}, [2]int{2, 2}),
@@ -46,7 +46,7 @@ func init() {
 	}, newAdam)
 	operators.MustRegisterGradientForbidden("Adam")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "Adagrad",
 		MinInputs: 4, MaxInputs: 4, MinOutputs: 2, MaxOutputs: 4,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}, [2]int{1, 1}),

@@ -14,7 +14,7 @@ func init() {
 		if !a.largest {
 			what = "smallest"
 		}
-		register(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type:      a.typ,
 			MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 			Args: []operators.ArgSpec{

@@ -8,7 +8,7 @@ import (
 
 func init() {
 	average := []operators.ArgSpec{{Name: "average", Default: 0, Doc: "divide by the number of elements"}}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SumElements",
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: average,
@@ -16,7 +16,7 @@ func init() {
 	}, func(b *operators.Base) (operators.Operator, error) {
 		return &sumElementsOp{Base: b, average: b.ArgBool("average", false)}, nil
 	})
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SumElementsGradient",
 		MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Args: average,
@@ -29,14 +29,14 @@ func init() {
 		return nil
 	})
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SumElementsInt",
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "The sum of the elements of an int32 tensor, as an int32 0-d tensor.",
 	}, func(b *operators.Base) (operators.Operator, error) { return &sumElementsIntOp{b}, nil })
 	operators.MustRegisterGradientForbidden("SumElementsInt")
 
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SumSqrElements",
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: average,
@@ -53,7 +53,7 @@ func init() {
 		if !m.rowwise {
 			what = "the maximum of each column: X [B, M, N] → Y [B, N]"
 		}
-		register(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type:      m.typ,
 			MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 			Doc: "For each matrix of the batch, " + what + ".",
@@ -61,7 +61,7 @@ func init() {
 			return &matrixMaxOp{matrixMaxBase{b, m.rowwise}}, nil
 		})
 		gradType := m.typ + "Gradient"
-		register(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type:      gradType,
 			MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 			Doc: "(X, Y, dY) → dX for " + m.typ + ".",

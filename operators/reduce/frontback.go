@@ -22,7 +22,7 @@ func init() {
 				which, lengthsOf = "last", "D1·…·D(n−1)"
 			}
 			args := []operators.ArgSpec{{Name: "num_reduce_dim", Default: 1, Doc: "number of " + which + " dimensions to reduce"}}
-			register(operators.Schema{
+			operators.MustRegisterCPU(operators.Schema{
 				Type:      typ,
 				MinInputs: 1, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 				Args: args,
@@ -34,7 +34,7 @@ func init() {
 			if k.r == maxR {
 				minIn, gradIn = 3, "(dY, X, Y[, lengths])"
 			}
-			register(operators.Schema{
+			operators.MustRegisterCPU(operators.Schema{
 				Type:      gradType,
 				MinInputs: minIn, MaxInputs: minIn + 1, MinOutputs: 1, MaxOutputs: 1,
 				Args: args,

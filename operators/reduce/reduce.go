@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
@@ -27,11 +26,6 @@ const (
 )
 
 // register records a schema and its CPU implementation.
-func register(s operators.Schema, f operators.Factory) {
-	operators.MustRegisterSchema(s)
-	operators.MustRegister(s.Type, netdef.CPU, "", f)
-}
-
 func isFloat(dt blob.DataType) bool { return dt == blob.Float32 || dt == blob.Float64 }
 
 func isNumber(dt blob.DataType) bool {
@@ -68,13 +62,13 @@ func init() {
 			{Name: "axes", Doc: "axes to reduce (negative counts from the end); all axes when absent"},
 			{Name: "keepdims", Default: 1, Doc: "keep the reduced axes as size 1"},
 		}
-		register(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type:      r.typ,
 			MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 			Args: args,
 			Doc:  "Y is the " + r.doc + " of X over axes.",
 		}, newReduce(r.r, r.ints))
-		register(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type:      r.typ + "Gradient",
 			MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 			Args: args,

@@ -13,7 +13,7 @@ func init() {
 		{Name: "k", Doc: "number of elements to keep (required, >= 1)"},
 		{Name: "axis", Default: -1, Doc: "the axis to search (negative counts from the end)"},
 	}
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "TopK",
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 2, MaxOutputs: 3,
 		Args: args,
@@ -21,7 +21,7 @@ func init() {
 			"(lower index first on ties), their int64 indices along axis, and optionally their indices into " +
 			"the flattened X. When k exceeds the axis, values are padded with 0 and indices with −1.",
 	}, newTopK)
-	register(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type:      "TopKGradient",
 		MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Args: args,

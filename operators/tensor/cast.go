@@ -11,15 +11,14 @@ import (
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Cast", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "to", Default: int(netdef.TensorProto_FLOAT), Doc: "TensorProto.DataType number or name to cast to"},
 			{Name: "from_type", Doc: "the input's TensorProto.DataType; required for the gradient"},
 		},
 		Doc: "Converts the elements to the type given by to (C casts; booleans are x != 0; strings are printf'd).",
-	})
-	operators.MustRegister("Cast", netdef.CPU, "", newCast)
+	}, newCast)
 	operators.MustRegisterGradient("Cast", castGradient)
 }
 

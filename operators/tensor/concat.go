@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -21,21 +20,19 @@ func init() {
 		{Name: "add_axis", Default: 0, Doc: "1 removes axis from the outputs (only with axis)"},
 	}
 	for _, typ := range []string{"Concat", "DepthConcat"} {
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: typ, MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 2, MaxOutputs: 2,
 			Args: concatArgs,
 			Doc:  "Concatenates the inputs along an axis; split_info gets each input's INT32 size along it.",
-		})
-		operators.MustRegister(typ, netdef.CPU, "", newConcat)
+		}, newConcat)
 		operators.MustRegisterGradient(typ, concatGradient)
 	}
 	for _, typ := range []string{"Split", "DepthSplit"} {
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: typ, MinInputs: 1, MaxInputs: 2, MinOutputs: 1, MaxOutputs: operators.Unbounded,
 			Args: splitArgs,
 			Doc:  "Splits the input along an axis into the outputs, by the split argument, the INT32 or INT64 input 1, or equally.",
-		})
-		operators.MustRegister(typ, netdef.CPU, "", newSplit)
+		}, newSplit)
 		operators.MustRegisterGradient(typ, splitGradient)
 	}
 }

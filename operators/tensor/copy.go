@@ -21,11 +21,10 @@ func init() {
 		return nil
 	})
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "CopyOnDeviceLike", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "Copies input 0 into the output on the device of input 1 (on the CPU, a plain copy).",
-	})
-	operators.MustRegister("CopyOnDeviceLike", netdef.CPU, "", newCopy)
+	}, newCopy)
 
 	oneToOne("EnsureCPUOutput", "Copies the input, from any device, into a CPU tensor.", nil)
 	operators.MustRegister("EnsureCPUOutput", netdef.CPU, "", newCopy)

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Gather", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "axis", Default: 0, Doc: "axis of DATA that INDICES index; negative counts from the end"},
@@ -16,16 +16,14 @@ func init() {
 			{Name: "dense_gradient", Default: 0, Doc: "1 makes the gradient dense (SparseToDense) instead of a slice"},
 		},
 		Doc: "Gathers slices of DATA along axis at INDICES (INT32 or INT64): the output shape is DATA.dims[:axis] + INDICES.dims + DATA.dims[axis+1:].",
-	})
-	operators.MustRegister("Gather", netdef.CPU, "", newGather)
+	}, newGather)
 	operators.MustRegisterGradient("Gather", gatherGradient)
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "BatchGatherGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{{Name: "axis", Default: 1, Doc: "the axis the forward Gather indexed"}},
 		Doc:  "Gradient of Gather along an axis > 0: (DATA, INDICES, dOUTPUT) -> dDATA, accumulating repeated indices.",
-	})
-	operators.MustRegister("BatchGatherGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &batchGatherGradOp{Base: b, axis: int(b.ArgInt("axis", 1))}, nil
 	})
 }

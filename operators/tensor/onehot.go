@@ -2,16 +2,14 @@ package tensor
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "OneHot", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "Turns indices [N] (INT64 or INT32) and a scalar index size K into FLOAT one-hot rows [N, K].",
-	})
-	operators.MustRegister("OneHot", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &oneHotOp{Base: b}, nil
 	})
 	operators.MustRegisterNoGradient("OneHot")

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -18,7 +17,7 @@ var printStderr io.Writer = os.Stderr
 const printDefaultLimit = 1000
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Print", MinInputs: 1, MaxInputs: 1, MinOutputs: 0, MaxOutputs: 0,
 		Args: []operators.ArgSpec{
 			{Name: "to_file", Default: 0, Doc: "1 writes to <root_folder>/<blob name>.log (truncated when the operator is created) instead of stderr"},
@@ -26,8 +25,7 @@ func init() {
 			{Name: "every_n", Default: 1, Doc: "print on the first run and every every_n-th run after it"},
 		},
 		Doc: "Logs the type, shape and first elements of a tensor, one line per print.",
-	})
-	operators.MustRegister("Print", netdef.CPU, "", newPrint)
+	}, newPrint)
 	operators.MustRegisterGradientForbidden("Print")
 }
 

@@ -4,18 +4,16 @@ import (
 	"slices"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Reshape", MinInputs: 1, MaxInputs: 2, MinOutputs: 2, MaxOutputs: 2,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Args:         []operators.ArgSpec{{Name: "shape", Doc: "new shape; 0 copies the input dimension, -1 is inferred (or give input 1 instead)"}},
 		Doc:          "Reshapes data to a new shape with the same element count; old_shape gets the input's dimensions.",
-	})
-	operators.MustRegister("Reshape", netdef.CPU, "", newReshape)
+	}, newReshape)
 	operators.MustRegisterGradient("Reshape", func(g *operators.GradientContext) error {
 		g.CopyArguments = false
 		gi := g.GI(0)
@@ -23,53 +21,48 @@ func init() {
 		return nil
 	})
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Flatten", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{{Name: "axis", Default: 1, Doc: "dimensions before axis form the outer dimension"}},
 		Doc:  "Flattens the input to 2-D: [d0·…·d(axis-1), d(axis)·…·d(n-1)].",
-	})
-	operators.MustRegister("Flatten", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &flattenOp{Base: b, axis: int(b.ArgInt("axis", 1))}, nil
 	})
 	operators.MustRegisterGradient("Flatten", resizeLikeGradient)
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "FlattenToVec", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "Flattens a tensor of rank >= 1 to a vector.",
-	})
-	operators.MustRegister("FlattenToVec", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &flattenToVecOp{Base: b}, nil
 	})
 	operators.MustRegisterGradient("FlattenToVec", resizeLikeGradient)
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ResizeLike", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "Copies the elements of input 0 into a tensor with the shape of input 1.",
-	})
-	operators.MustRegister("ResizeLike", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &resizeLikeOp{Base: b}, nil
 	})
 	operators.MustRegisterGradientForbidden("ResizeLike")
 
 	dimsArg := []operators.ArgSpec{{Name: "dims", Doc: "non-negative dimension indices (required)"}}
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "ExpandDims", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}), Args: dimsArg,
 		Doc: "Inserts dimensions of size 1 at the given output positions.",
-	})
-	operators.MustRegister("ExpandDims", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newSqueeze(b, true)
 	})
 	operators.MustRegisterGradient("ExpandDims", func(g *operators.GradientContext) error {
 		g.Op("Squeeze", []string{g.GO(0)}, []string{g.GI(0)})
 		return nil
 	})
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Squeeze", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}), Args: dimsArg,
 		Doc: "Removes the given dimensions, which must have size 1.",
-	})
-	operators.MustRegister("Squeeze", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newSqueeze(b, false)
 	})
 	operators.MustRegisterGradient("Squeeze", func(g *operators.GradientContext) error {
@@ -77,12 +70,11 @@ func init() {
 		return nil
 	})
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Shape", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{{Name: "axes", Doc: "non-negative dimensions to report (default: all)"}},
 		Doc:  "Produces a 1-D INT64 tensor with the input's dimensions.",
-	})
-	operators.MustRegister("Shape", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return &shapeOp{Base: b, axes: b.ArgInts("axes", nil)}, nil
 	})
 	operators.MustRegisterGradientForbidden("Shape")

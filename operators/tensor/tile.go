@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
@@ -11,12 +10,11 @@ func init() {
 		{Name: "tiles", Doc: "number of copies (or give it as input 1)"},
 		{Name: "axis", Doc: "axis to repeat along; negative counts from the end (or give it as input 2)"},
 	}
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Tile", MinInputs: 1, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: tileArgs,
 		Doc: "Repeats X tiles times along axis. tiles and axis come from the arguments, or from 1-element " +
 			"INT32/INT64 inputs 1 and 2; as in Caffe2, an INT64 tiles input without an axis input sets axis to 0.",
-	})
-	operators.MustRegister("Tile", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newTile(b, false), nil
 	})
 	operators.MustRegisterGradient("Tile", func(g *operators.GradientContext) error {
@@ -28,11 +26,10 @@ func init() {
 		return nil
 	})
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "TileGradient", MinInputs: 1, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: tileArgs,
 		Doc: "Gradient of Tile: sums the tiles copies of each block of dY.",
-	})
-	operators.MustRegister("TileGradient", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
+	}, func(b *operators.Base) (operators.Operator, error) {
 		return newTile(b, true), nil
 	})
 }

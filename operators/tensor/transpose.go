@@ -10,12 +10,11 @@ import (
 )
 
 func init() {
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Transpose", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{{Name: "axes", Doc: "permutation of the input dimensions (default: reversed)"}},
 		Doc:  "Permutes the dimensions of the input: output dimension i is input dimension axes[i].",
-	})
-	operators.MustRegister("Transpose", netdef.CPU, "", newTranspose)
+	}, newTranspose)
 	operators.MustRegisterGradient("Transpose", transposeGradient)
 }
 
