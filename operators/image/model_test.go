@@ -33,7 +33,8 @@ var styleTypes = []string{
 }
 
 // styleModels is where the style-transfer example keeps the models it
-// embeds; this test reads the crayon model from there.
+// embeds; this test reads the crayon model from there: crayon/init_net.pb
+// and the predict net that all the styles share, predict_net.pb.
 const styleModels = "../../examples/styletransfer/models"
 
 // readNet reads the net at path, relative to styleModels.
@@ -87,7 +88,7 @@ func runStyle(t *testing.T, initNet, predictNet *netdef.NetDef, pixels, noise *b
 // testdata/gen_style.py. It is skipped while an operator type the nets use
 // is not registered.
 func TestStyleTransferCrayon(t *testing.T) {
-	initNet, predictNet := readNet(t, "crayon/init_net.pb"), readNet(t, "crayon/predict_net.pb")
+	initNet, predictNet := readNet(t, "crayon/init_net.pb"), readNet(t, "predict_net.pb")
 	var types, missing []string
 	for _, n := range []*netdef.NetDef{initNet, predictNet} {
 		for _, op := range n.Op {
