@@ -14,7 +14,8 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 )
 
-// modelZoo lists the Caffe2 model-zoo predict nets in testdata.
+// modelZoo lists the Caffe2 model-zoo predict nets in the repository's
+// testdata/caffe2-models.
 var modelZoo = []struct {
 	model    string
 	ops      int
@@ -27,7 +28,7 @@ var modelZoo = []struct {
 }
 
 func zooPath(model string) string {
-	return filepath.Join("testdata", model+"_predict_net.pb")
+	return filepath.Join("..", "testdata", "caffe2-models", model, "predict_net.pb")
 }
 
 func TestModelZooRoundTrip(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 
 // crayonInitNet is the init net of Caffe2's "crayon" style-transfer model:
 // 59 GivenTensorFill ops holding the trained weights and one ConstantFill.
-const crayonInitNet = "../persist/testdata/caffe2-models/style_transfer/crayon/init_net.pb"
+// The style-transfer example ships it.
+const crayonInitNet = "../examples/styletransfer/models/crayon/init_net.pb"
 
 // TestCaffe2InitNetThroughSaveLoad runs a real Caffe2 init_net.pb, saves
 // every blob it made with Save into a minidb file and into a badger DB,

@@ -16,7 +16,7 @@ import (
 
 // modelZooDir holds the Caffe2 model-zoo predict nets with their
 // value_info.json (input name and shape) and licence.
-const modelZooDir = "../operators/convpool/testdata/caffe2-models"
+const modelZooDir = "../testdata/caffe2-models"
 
 // zooWidth is the number of output channels given to every Conv and FC but
 // the classifier: the zoo's trained weights are not available, so the

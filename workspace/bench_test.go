@@ -49,7 +49,7 @@ func BenchmarkRunNetTinyOps(b *testing.B) {
 }
 
 // BenchmarkRunNetMLP measures one training step of the peer harness's "mlp"
-// workload (../shared/bench/torch_reference.py): 93 → 512 → ReLU → 512 →
+// workload (examples/bench/torch_reference.py): 93 → 512 → ReLU → 512 →
 // ReLU → 9, softmax cross-entropy, batch 256, momentum-SGD (0.9, lr 0.01),
 // with the backward pass built by AddGradientOperators.
 func BenchmarkRunNetMLP(b *testing.B) {

@@ -1,10 +1,11 @@
 // Command bench times one training step of the peer harness's workloads
-// (../shared/bench/torch_reference.py), built as caffe2go NetDefs with the
-// same shapes, batch sizes and optimizer, and prints the same names, so the
-// two can be run one after the other and compared as ratios:
+// (torch_reference.py beside this file, which times them in PyTorch), built
+// as caffe2go NetDefs with the same shapes, batch sizes and optimizer, and
+// prints the same names, so the two can be run one after the other and
+// compared as ratios:
 //
 //	go run ./examples/bench -threads 2 -seconds 4
-//	/usr/bin/python3 ../shared/bench/torch_reference.py --threads 2 --seconds 4
+//	/usr/bin/python3 examples/bench/torch_reference.py --threads 2 --seconds 4
 //
 // Each line is NAME, a tab, and the median milliseconds per step over five
 // timed windows (after three warm-up steps), or GFLOP/s for gemm.

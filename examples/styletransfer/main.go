@@ -6,7 +6,11 @@
 //
 // Without -in it uses a photo of a flower that ships with the example. The
 // models are the zoo's own init_net.pb (GivenTensorFill weights) and
-// predict_net.pb, loaded unchanged into a workspace.
+// predict_net.pb, embedded in the program and loaded unchanged into a
+// workspace. Each style has its own weights, models/<style>/init_net.pb; the
+// zoo ships the same predict_net.pb (the network without its weights) with
+// every style, so it is stored once, as models/predict_net.pb, and the
+// program runs it after whichever init net -model names.
 package main
 
 import (
@@ -81,11 +85,11 @@ func readPhoto(path string) (image.Image, error) {
 // to that; it returns BGRA, which is turned back into RGBA.
 func stylize(model string, img image.Image) (*image.RGBA, error) {
 	ws := workspace.New("")
-	initNet, err := loadNet(model, "init_net.pb")
+	initNet, err := loadNet("models/" + model + "/init_net.pb")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("unknown model %q (want crayon or mosaic): %w", model, err)
 	}
-	predictNet, err := loadNet(model, "predict_net.pb")
+	predictNet, err := loadNet("models/predict_net.pb")
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +137,11 @@ func stylize(model string, img image.Image) (*image.RGBA, error) {
 	return out, nil
 }
 
-func loadNet(model, file string) (*netdef.NetDef, error) {
-	data, err := assets.ReadFile("models/" + model + "/" + file)
+// loadNet reads the embedded net at path.
+func loadNet(path string) (*netdef.NetDef, error) {
+	data, err := assets.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("unknown model %q (want crayon or mosaic): %w", model, err)
+		return nil, err
 	}
 	return netdef.UnmarshalNetDef(data)
 }

@@ -43,14 +43,14 @@ func pair(op *netdef.OperatorDef, name string, def int) (int, int) {
 
 // TestModelZooArguments runs every Conv, MaxPool and AveragePool of the
 // Caffe2 model-zoo predict nets (squeezenet, resnet50, bvlc_googlenet,
-// densenet121; testdata/caffe2-models) on random inputs of the spatial
-// shapes that propagate from value_info through the net, once per distinct
-// argument set and input shape, and compares each output with a direct
-// reference. Shapes of the other operators propagate by their simple rules.
+// densenet121; the repository's testdata/caffe2-models) on random inputs of
+// the spatial shapes that propagate from value_info through the net, once
+// per distinct argument set and input shape, and compares each output with a
+// direct reference. Shapes of the other operators propagate by their simple rules.
 func TestModelZooArguments(t *testing.T) {
 	ran := 0
 	for _, model := range []string{"squeezenet", "resnet50", "bvlc_googlenet", "densenet121"} {
-		dir := filepath.Join("testdata", "caffe2-models", model)
+		dir := filepath.Join("..", "..", "testdata", "caffe2-models", model)
 		net, err := netdef.ReadNetDef(filepath.Join(dir, "predict_net.pb"))
 		if err != nil {
 			t.Fatal(err)

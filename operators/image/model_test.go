@@ -32,15 +32,21 @@ var styleTypes = []string{
 	"PadImage",
 }
 
-func readNet(t *testing.T, name string) *netdef.NetDef {
+// styleModels is where the style-transfer example keeps the models it
+// embeds; this test reads the crayon model from there: crayon/init_net.pb
+// and the predict net that all the styles share, predict_net.pb.
+const styleModels = "../../examples/styletransfer/models"
+
+// readNet reads the net at path, relative to styleModels.
+func readNet(t *testing.T, path string) *netdef.NetDef {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "crayon", name))
+	b, err := os.ReadFile(filepath.Join(styleModels, filepath.FromSlash(path)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var n netdef.NetDef
 	if err := proto.Unmarshal(b, &n); err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return &n
 }
@@ -76,13 +82,13 @@ func runStyle(t *testing.T, initNet, predictNet *netdef.NetDef, pixels, noise *b
 	return w
 }
 
-// TestStyleTransferCrayon runs Caffe2's crayon style-transfer model
-// (testdata/crayon: real trained weights; Apache-2.0, see the LICENSE
-// there) on a synthetic 48×64 image and compares it with the PyTorch
-// reference of testdata/gen_style.py. It is skipped while an operator type
-// the nets use is not registered.
+// TestStyleTransferCrayon runs Caffe2's crayon style-transfer model (real
+// trained weights from the model zoo, the one examples/styletransfer ships)
+// on a synthetic 48×64 image and compares it with the PyTorch reference of
+// testdata/gen_style.py. It is skipped while an operator type the nets use
+// is not registered.
 func TestStyleTransferCrayon(t *testing.T) {
-	initNet, predictNet := readNet(t, "init_net.pb"), readNet(t, "predict_net.pb")
+	initNet, predictNet := readNet(t, "crayon/init_net.pb"), readNet(t, "predict_net.pb")
 	var types, missing []string
 	for _, n := range []*netdef.NetDef{initNet, predictNet} {
 		for _, op := range n.Op {

@@ -4,12 +4,13 @@
 Run from this folder with `python3 gen_style.py` (PyTorch 1.13, CPU). Not
 run by CI: the .npy files it writes into style/ are committed.
 
-It reads crayon/init_net.pb and crayon/predict_net.pb with a small protobuf
-wire-format decoder (Caffe2's Python package is not needed), runs the
-predict net's operators with PyTorch functions in float64 on a synthetic
-48×64 BGRA image, without the preprocessing noise, and saves the input
-image, the float planes the deprocessing operator receives (rounded to
-float32) and the final BGRA pixels.
+It reads the crayon model that examples/styletransfer ships (in MODELS:
+crayon/init_net.pb and predict_net.pb, which the styles share) with a small
+protobuf wire-format decoder (Caffe2's Python package is not needed), runs
+the predict net's operators with PyTorch functions in float64 on a
+synthetic 48×64 BGRA image, without the preprocessing noise, and saves the
+input image, the float planes the deprocessing operator receives (rounded
+to float32) and the final BGRA pixels.
 """
 import os
 import struct
@@ -17,6 +18,9 @@ import struct
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+# MODELS is the style-transfer example's model folder, from this one.
+MODELS = os.path.join("..", "..", "..", "examples", "styletransfer", "models")
 
 
 def varint(b, i):
@@ -117,7 +121,7 @@ def pair(op, name):
 
 def main():
     blobs = {}
-    for op in net("crayon/init_net.pb"):
+    for op in net(os.path.join(MODELS, "crayon", "init_net.pb")):
         if op["type"] == "GivenTensorFill":
             shape = arg(op, "shape")
             blobs[op["output"][0]] = np.array(op["args"]["values"]["floats"], dtype=np.float32).reshape(shape)
@@ -133,7 +137,7 @@ def main():
 
     mean = blobs["mean"]
     out = None
-    for op in net("crayon/predict_net.pb"):
+    for op in net(os.path.join(MODELS, "predict_net.pb")):
         t, ins = op["type"], [blobs[i] for i in op["input"]]
         if t == "PackedInt8BGRANHWCToNCHWCStylizerPreprocess":
             planes = ins[0][..., :3].astype(np.float32).transpose(0, 3, 1, 2) - mean.reshape(1, 3, 1, 1)
