@@ -2,8 +2,8 @@ package convpool
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 // layer is the shape of a (transposed) convolution between an image side
@@ -261,7 +261,7 @@ const (
 )
 
 // batchJob is one run of a (transposed) convolution or its gradient over a
-// batch, split by images into parts (package operators/kernels/parallel).
+// batch, split by images into parts (package operators/internal/parallel).
 // Each part has its own column buffer and, for gradients, its own
 // filter-gradient partial sum (part 0 writes the output directly).
 type batchJob[T blob.Float] struct {

@@ -8,8 +8,8 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 var poolArgSpecs = append(append([]operators.ArgSpec{}, convPoolArgSpecs...),

@@ -32,7 +32,7 @@
 // ranges, as many as the caller's thread budget allows: GOMAXPROCS for
 // Sgemm and Dgemm, the threads argument of Gemm (an operator passes its
 // Base.Threads). The ranges run on the kernels' shared workers (package
-// operators/kernels/parallel): the caller computes ranges itself and
+// operators/internal/parallel): the caller computes ranges itself and
 // whoever comes first claims the next one, so a helper that cannot start
 // at once costs nothing more than computing its range in the caller. The k
 // dimension is never split, so the result is the same for any budget.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
 )
 
 const (

@@ -1,12 +1,13 @@
 // Command asmgen generates the AVX2+FMA micro-kernels of package gemm
 // (../kernel_amd64.s and its Go declarations ../kernel_amd64.go) with avo,
 // and, given -pkg vec, the AVX element-wise kernels of package vec
-// (../../vec/add_amd64.s and add_amd64.go).
+// (operators/internal/vec: ../../../internal/vec/add_amd64.s and
+// add_amd64.go).
 //
 // It is a module of its own so that the main module never depends on avo.
 // Run it through go generate in package gemm and vec:
 //
-//	go generate ./operators/kernels/gemm/ ./operators/kernels/vec/
+//	go generate ./operators/kernels/gemm/ ./operators/internal/vec/
 package main
 
 import (
