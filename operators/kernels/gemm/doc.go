@@ -39,6 +39,17 @@
 // Packing buffers and per-call state are recycled through free lists, so a
 // call in steady state does not allocate.
 //
+// # Tests
+//
+// Package gemmtest is the contract suite of a GEMM. The tests here run it
+// over every kernel path (the portable one and, where the build and the
+// CPU have it, AVX2), and the tests of the OpenBLAS binding in
+// internal/openblas over OpenBLAS with the openblas build tag. Other tests
+// here force the blocked code's internal choices (A packed or read in
+// place, the blocked code on small products) and check what is particular
+// to this package: argument panics, results independent of the thread
+// budget, no allocation in steady state.
+//
 // # Benchmarks
 //
 // BenchmarkCompare1024 and BenchmarkCompare256 put the kernels beside
