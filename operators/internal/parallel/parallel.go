@@ -162,8 +162,8 @@ func ensureWorkers(n int) {
 
 // spin is how long a worker keeps polling for work after its last job
 // before it blocks. Waking a blocked goroutine on an idle core can take
-// tens of microseconds (on a virtual machine, around 60 µs: the idle vCPU
-// is halted), as long as a whole 256³ product takes on two cores, while a
+// tens of microseconds (more on a virtual machine, where the idle vCPU is
+// halted), as long as a whole mid-sized product takes, while a
 // polling worker starts within a microsecond; so, like OpenBLAS's threads,
 // the workers spin a little between calls. They yield the processor every
 // few microseconds meanwhile, so other goroutines do not wait for them.
