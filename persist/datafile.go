@@ -411,7 +411,7 @@ func (s *Store) dataFiles() (map[int64][]uint64, error) {
 // id. The files no longer belong to a checkpoint, so the removal is not
 // urgent: with background set it runs on another goroutine, because
 // removing a big file takes long on some file systems (ext4 mounted with
-// discard: 0.6 s for 1 GiB) and a save or delete need not wait for it;
+// discard, for one) and a save or delete need not wait for it;
 // Close waits for it, and a removal that fails or never happens is retried
 // by the next Open's sweep. Removal takes fmu, so that no load is between
 // reading a manifest and opening the file it names.

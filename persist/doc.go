@@ -55,8 +55,8 @@
 // fsync before the manifest is committed, and a load reads them straight
 // into the new tensors. The manifest then gives the file's size, each
 // payload's offset, and the CRC32C of the payload and of each piece of it
-// (the chunk size). This reaches the disk's sequential bandwidth where
-// badger's value log reached about half of it (BenchmarkCheckpointVsDisk).
+// (the chunk size). This reaches the disk's sequential bandwidth, which
+// badger's value log fell well short of (BenchmarkCheckpointVsDisk).
 //
 // # Crash safety
 //

@@ -59,8 +59,8 @@ var executors = map[string]executorType{
 // (dag and its aliases) gives each operator an equal share of the cores,
 // GOMAXPROCS at creation divided by the number of CPU devices (at least 1),
 // so that data-parallel replicas share the cores instead of each splitting
-// its kernels over all of them: LeNet training on 2 devices of batch 32 on
-// 2 cores went from 0.76 to 0.90 of 1 device of batch 64 using both cores
+// its kernels over all of them, which brings LeNet training on 2 devices
+// of batch 32 closer to 1 device of batch 64 using both cores
 // (BenchmarkLeNet in examples/dataparallel). Any other net's operators use
 // GOMAXPROCS at each call.
 const KernelThreadsArg = "kernel_threads"

@@ -3,7 +3,7 @@ package comm
 import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
 )
 
 // tree is the SUM_TREE engine.

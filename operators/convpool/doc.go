@@ -14,7 +14,7 @@
 // Convolutions are im2col followed by a GEMM (package
 // operators/kernels/gemm), skipping im2col for a 1×1 window with stride 1
 // and no padding; a batch of several images is split into parts run on
-// the kernels' shared workers (package operators/kernels/parallel), each
+// the kernels' shared workers (package operators/internal/parallel), each
 // with its own column buffer. Every operator takes float32 and float64
 // tensors and keeps its outputs' storage and scratch buffers between runs,
 // so that a net in steady state allocates nothing.

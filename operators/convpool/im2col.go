@@ -2,7 +2,7 @@ package convpool
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 // The column buffer of one image holds, for every output position, the

@@ -2,8 +2,8 @@ package convpool
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
 )
 
 // layer is the shape of a (transposed) convolution between an image side
@@ -36,8 +36,8 @@ type layer struct {
 // rows are apart. Rows of 1024 columns (32×32 outputs) are 4 KiB apart and
 // all fall in one set of L1, so that the GEMM had to pack them; padded,
 // the GEMM reads them in place (its stridedB kernel, for products of at
-// most 32 filters), which took the convnet benchmark's 32→32-channel
-// 32×32 forward from 22.2 to 20.4 ms (medians of three).
+// most 32 filters), which speeds up the convnet benchmark's
+// 32→32-channel 32×32 forward.
 const fwdPad = 16
 
 // batchCols is the least number of columns (outSize times images) that
@@ -50,9 +50,9 @@ const batchCols = 256
 // filter-gradient product is only 64 deep, so the micro-kernel loads and
 // stores its partial of C, too large for L2 at 128 channels, every 64
 // steps, and each image's input-gradient product reads all of W again.
-// Four images at a time took the convnet benchmark's 128→128-channel 8×8
-// gradient from 35.7 to 30.8 ms (medians of five). The forward product
-// got slower (15.4 to 16.0 ms) and stays one image at a time.
+// Four images at a time speed up the convnet benchmark's 128→128-channel
+// 8×8 gradient. The forward product got slower that way and stays one
+// image at a time.
 func (l *layer) setBatch(kind jobKind, n, parts int) {
 	l.batch = 1
 	if kind == convBackward && l.order == nchw && !l.win.oneByOne && l.win.outSize < batchCols {
@@ -110,9 +110,8 @@ func col2im[T blob.Float](l *layer, col, img []T, ld int) {
 // mulW sets side = W·col, per group, plus b[ch] on channel ch when b is
 // not nil: side starts as the broadcast bias and the product adds to it
 // (beta 1). That saves a second pass over side adding the bias after the
-// product: BenchmarkConv1x1NCHW went from 1.90 to 1.46 ms. n is the number
-// of columns of col and side (NCHW; NHWC: outSize rows), ldCol the row
-// stride of NCHW columns.
+// product. n is the number of columns of col and side (NCHW; NHWC: outSize
+// rows), ldCol the row stride of NCHW columns.
 func mulW[T blob.Float](l *layer, w, b, col []T, ldCol int, side []T, n int) {
 	mg, k := l.m/l.groups, l.kdim
 	beta := T(0)
@@ -132,10 +131,9 @@ func mulW[T blob.Float](l *layer, w, b, col []T, ldCol int, side []T, n int) {
 
 // fillBias sets every element of channel ch of one image of size positions
 // and len(b) channels to b[ch]. NCHW planes are filled with vec.Fill,
-// which copies a filled prefix instead of storing one element at a time:
-// the convnet benchmark's 3→32-channel forward went from 4.79 to 3.91 ms
-// and the forward convolutions together from 117.4 to 115.2 ms on one core
-// (best of four).
+// which copies a filled prefix instead of storing one element at a time,
+// a gain for the convnet benchmark's forward convolutions, the
+// 3→32-channel one most.
 func fillBias[T blob.Float](o order, size, channels int, b, img []T) {
 	if o == nchw {
 		for ch, v := range b {
@@ -170,10 +168,8 @@ func mulWT[T blob.Float](l *layer, w, wt, side, col []T, n int) {
 // transposeFilter sets wt, per group, to the transpose of the NCHW filter
 // w: [groups][kdim][m/groups]. The input-gradient product of every image
 // reads it, where reading W transposed made the GEMM pack it again for
-// each image (or each group of images), 3% of the convnet benchmark's CPU
-// time; untransposed it is read in place when the product is narrow. The
-// 8×8 gradients went from 26.8 and 54.1 ms to 26.0 and 52.3 on one core
-// (best of eight).
+// each image (or each group of images); untransposed it is read in place
+// when the product is narrow.
 func transposeFilter[T blob.Float](l *layer, w, wt []T) {
 	mg, k := l.m/l.groups, l.kdim
 	for g := 0; g < l.groups; g++ {
@@ -193,8 +189,7 @@ func transposeFilter[T blob.Float](l *layer, w, wt []T) {
 // outSize of side) in place, where side·colᵀ had to transpose it while
 // packing; and its tiles fit: kdim is a multiple of the kernel's 6 rows
 // when the kernel size is 3×3, m/groups usually one of its 16 columns.
-// It took BenchmarkConvGradient3x3NCHW (64→64 channels, 32×32) from 41 to
-// 93 GFLOP/s on two cores. n is the number of columns (see mulWT).
+// n is the number of columns (see mulWT).
 func accDW[T blob.Float](l *layer, side, col, dw []T, n int) {
 	mg, k := l.m/l.groups, l.kdim
 	for g := 0; g < l.groups; g++ {
@@ -227,10 +222,10 @@ func biasGradNHWC[T blob.Float](images, channels, size int, dy, db []T) {
 // positions per plane (len(sums) planes). The batch job calls it on each
 // image right after its products, while the image is still in cache and on
 // every part's core: as one serial pass over the whole gradient after the
-// job it took 7 ms of the convnet benchmark's step. A plane is summed in T
-// with four partial sums (vec.Sum): a plane of a few thousand values loses
-// nothing that matters in T, and the four chains run in parallel where one
-// float64 conversion and add per value took 2.2% of the benchmark's time.
+// job it took a visible share of the convnet benchmark's step. A plane is
+// summed in T with four partial sums (vec.Sum): a plane of a few thousand
+// values loses nothing that matters in T, and the four chains run in
+// parallel where one float64 conversion and add per value ran in series.
 func planeSums[T blob.Float](img []T, size int, sums []T) {
 	for ch := range sums {
 		sums[ch] = vec.Sum(img[ch*size : (ch+1)*size])
@@ -261,7 +256,7 @@ const (
 )
 
 // batchJob is one run of a (transposed) convolution or its gradient over a
-// batch, split by images into parts (package operators/kernels/parallel).
+// batch, split by images into parts (package operators/internal/parallel).
 // Each part has its own column buffer and, for gradients, its own
 // filter-gradient partial sum (part 0 writes the output directly).
 type batchJob[T blob.Float] struct {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 var poolArgSpecs = append(append([]operators.ArgSpec{}, convPoolArgSpecs...),
@@ -264,9 +264,9 @@ func avgDivisor[T blob.Float](w *window, countPad bool, d0, d1, h0, h1, w0, w1 i
 
 // avgPlane average-pools one NCHW plane, with the arithmetic of poolNHWC
 // (the window summed in order from zero, then scaled by 1/divisor) but
-// walking rows of the plane instead of channel slices of length one: the
-// convnet benchmark's global AveragePool went from 1.87 to 0.41 ms, its
-// gradient from 1.34 to 0.46 ms (two cores).
+// walking rows of the plane instead of channel slices of length one, which
+// is much faster (the convnet benchmark's global AveragePool and its
+// gradient).
 func avgPlane[T blob.Float](w *window, countPad bool, x, y []T) {
 	ih, iw := w.in[1], w.in[2]
 	q := 0
@@ -357,7 +357,7 @@ func maxPlane[T blob.Float](w *window, x, y []T) {
 
 // maxGradPlane is poolGradNHWC for the max of one NCHW plane: walking rows
 // of the plane directly instead of channel slices of length one makes the
-// convnet benchmark's MaxPoolGradient 5× faster.
+// convnet benchmark's MaxPoolGradient much faster.
 func maxGradPlane[T blob.Float](w *window, x, y, dy, dx []T) {
 	if w.pool2x2() {
 		maxGradPlane2x2(w, x, y, dy, dx)
@@ -422,8 +422,7 @@ func maxPlane2x2[T blob.Float](w *window, x, y []T) {
 // and columns no window covers need clearing). float32 rows go to
 // vec.MaxPairsGrad32: branchless (each input's gradient is dy's bits masked
 // by whether it equals the maximum, where the branches, random for random
-// data, made BenchmarkMaxPoolGradient2x2s2NCHW take 1.5 ms instead of
-// 0.45 ms), and eight outputs per step with AVX2.
+// data, are mispredicted often), and eight outputs per step with AVX2.
 func maxGradPlane2x2[T blob.Float](w *window, x, y, dy, dx []T) {
 	ih, iw, ow := w.in[1], w.in[2], w.out[2]
 	for oh := range w.out[1] {

@@ -4,7 +4,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 func init() {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 // activation names an elementwise activation function.
@@ -77,9 +77,9 @@ type activationOp struct {
 
 // activationJob is an activation or its gradient over a range of elements,
 // split over the operator's thread budget. ReLU is bound by memory
-// bandwidth, which one core does not saturate: on the convnet benchmark's
-// 4M-element activations two parts made Relu 1.9× and ReluGradient 2.0×
-// faster on 2 cores (BenchmarkOps/Relu*Convnet).
+// bandwidth, which one core does not saturate, so that the convnet
+// benchmark's large activations gain from a second part
+// (BenchmarkOps/Relu*Convnet).
 type activationJob[T blob.Float] struct {
 	grad    bool
 	kind    activation

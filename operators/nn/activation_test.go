@@ -6,7 +6,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 

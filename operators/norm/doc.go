@@ -18,7 +18,7 @@
 // take float); the per-channel or per-group statistics and reductions are
 // accumulated in float64. Spatial operators take the order argument, "NCHW"
 // (default) or "NHWC". Large tensors are split into parts run on the
-// kernels' shared workers (package operators/kernels/parallel), and
+// kernels' shared workers (package operators/internal/parallel), and
 // operators keep their outputs and scratch buffers between runs, so that a
 // net in steady state does not allocate.
 //

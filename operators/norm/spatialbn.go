@@ -5,8 +5,8 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 func init() {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
-	"github.com/caffe2go/caffe2go/operators/kernels/vec"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 // number is the set of element types the reductions accept.

@@ -35,27 +35,24 @@ func gonumSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 	gonum.Implementation{}.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// withKernel32 returns Sgemm running on kernel kn.
-func withKernel32(kn *kernel[float32]) sgemmFunc {
+// onPath returns Sgemm on path p's kernel.
+func onPath(p path) sgemmFunc {
 	return func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-		old := state32.kern
-		state32.kern = kn
-		Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		state32.kern = old
+		p.Sgemm(runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 }
 
 func benchCompare(b *testing.B, s int) {
-	impls := []struct {
+	type impl struct {
 		name string
 		f    sgemmFunc
 		ok   bool
-	}{
-		{"caffe2go-" + avx2S.name, withKernel32(&avx2S), hasSIMD},
-		{"caffe2go-generic", withKernel32(&generic32), true},
-		{"gonum", gonumSgemm, true},
-		{"openblas", openblas.Sgemm, openblas.Available},
 	}
+	var impls []impl
+	for _, p := range paths() {
+		impls = append(impls, impl{"caffe2go-" + p.name, onPath(p), p.skip == ""})
+	}
+	impls = append(impls, impl{"gonum", gonumSgemm, true}, impl{"openblas", openblas.Sgemm, openblas.Available})
 	openblas.SetThreads(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(1, 2))
 	x := randSlice[float32](r, s*s)
@@ -83,7 +80,7 @@ func benchCompare(b *testing.B, s int) {
 	if ob := rates["openblas"]; ob > 0 {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "%d³ float32, %d threads, OpenBLAS %s: %.1f GFLOP/s;", s, runtime.GOMAXPROCS(0), openblas.Config(), ob)
-		for _, im := range impls[:3] {
+		for _, im := range impls[:len(impls)-1] {
 			if v, ok := rates[im.name]; ok {
 				fmt.Fprintf(&sb, " %s/openblas = %.2f;", im.name, v/ob)
 			}

@@ -32,12 +32,23 @@
 // ranges, as many as the caller's thread budget allows: GOMAXPROCS for
 // Sgemm and Dgemm, the threads argument of Gemm (an operator passes its
 // Base.Threads). The ranges run on the kernels' shared workers (package
-// operators/kernels/parallel): the caller computes ranges itself and
+// operators/internal/parallel): the caller computes ranges itself and
 // whoever comes first claims the next one, so a helper that cannot start
 // at once costs nothing more than computing its range in the caller. The k
 // dimension is never split, so the result is the same for any budget.
 // Packing buffers and per-call state are recycled through free lists, so a
 // call in steady state does not allocate.
+//
+// # Tests
+//
+// Package gemmtest is the contract suite of a GEMM. The tests here run it
+// over every kernel path (the portable one and, where the build and the
+// CPU have it, AVX2), and the tests of the OpenBLAS binding in
+// internal/openblas over OpenBLAS with the openblas build tag. Other tests
+// here force the blocked code's internal choices (A packed or read in
+// place, the blocked code on small products) and check what is particular
+// to this package: argument panics, results independent of the thread
+// budget, no allocation in steady state.
 //
 // # Benchmarks
 //

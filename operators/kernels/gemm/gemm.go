@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/caffe2go/caffe2go/operators/kernels/parallel"
+	"github.com/caffe2go/caffe2go/operators/internal/parallel"
 )
 
 const (
@@ -19,7 +19,8 @@ const (
 // matrices, where op(A) is m×k (A is m×k with leading dimension lda, or k×m
 // when transA), op(B) is k×n (B is k×n with leading dimension ldb, or n×k
 // when transB), and C is m×n with leading dimension ldc. When beta is 0, C
-// is overwritten without being read (NaNs in it do not propagate). It
+// is overwritten without being read (NaNs in it do not propagate); when
+// alpha or k is 0, A and B are not read (C = beta·C), as in a BLAS. It
 // panics, like a BLAS, when a dimension is negative, a leading dimension is
 // smaller than its row length, or a slice is too short for its matrix.
 // It splits a large product over GOMAXPROCS goroutines.
@@ -39,6 +40,12 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 // of C is summed in the same order and the result does not depend on
 // threads.
 func Gemm[T float32 | float64](threads int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemm(stateFor[T]().kern, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemm is Gemm on the micro-kernel kern, which the tests choose to run
+// every kernel this build has.
+func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	checkArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if m == 0 || n == 0 {
 		return
@@ -53,7 +60,7 @@ func Gemm[T float32 | float64](threads int, transA, transB bool, m, n, k int, al
 	}
 	st := stateFor[T]()
 	p := problem[T]{
-		kern:   st.kern,
+		kern:   kern,
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 	}
@@ -422,8 +429,7 @@ func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, b
 // it serves from L1 as well as a packed one. Only for a leading dimension
 // that is not a multiple of 64 elements: rows of B 256 bytes apart or a
 // multiple of that crowd into a few sets of L1 and are evicted before the
-// next strip of A reads them (a 32×1024×288 product with B 1024 wide ran
-// at 58 GFLOP/s in place against 66 packed; 1040 wide, at 73-87).
+// next strip of A reads them.
 const inPlaceBRows = 32
 
 // macroInPlaceB is macro for an unpacked panel of B: rows [pc, pc+kb) and
@@ -521,9 +527,10 @@ func (j *job[T]) RunRange(_, lo, hi int) {
 	j.st.bufs.Put(buf)
 }
 
-// state holds the free lists of one element type.
+// state holds the free lists of one element type, which serve every
+// kernel (buffers grow to what a kernel's blocking needs).
 type state[T float32 | float64] struct {
-	kern *kernel[T] // the micro-kernel in use
+	kern *kernel[T] // the micro-kernel Gemm uses
 	bufs parallel.FreeList[buffers[T]]
 	jobs parallel.FreeList[job[T]]
 }

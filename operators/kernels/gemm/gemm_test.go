@@ -8,40 +8,82 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/caffe2go/caffe2go/operators/kernels/gemm/gemmtest"
 )
 
-// naiveGemm is the reference: a triple loop in float64 over the strided
-// operands.
-func naiveGemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) []float64 {
-	out := make([]float64, len(c))
-	for i := range c {
-		out[i] = float64(c[i])
+// path is one of the kernel paths of this package, as an implementation
+// for package gemmtest: gemm on its kernels, chosen per call rather than
+// through the kernel Gemm uses.
+type path struct {
+	name string
+	k32  *kernel[float32]
+	k64  *kernel[float64]
+	skip string // why the path cannot run here, or ""
+}
+
+// Sgemm is Gemm on p's float32 kernel.
+func (p path) Sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemm(p.k32, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Dgemm is Gemm on p's float64 kernel.
+func (p path) Dgemm(threads int, transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	gemm(p.k64, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// paths are the kernel paths of this package: the portable Go kernels and
+// the AVX2 ones, which skip where the build or the CPU lacks them. There is
+// no AVX-512 kernel.
+func paths() []path {
+	avx2 := path{name: "avx2", k32: &avx2S, k64: &avx2D}
+	switch {
+	case hasSIMD:
+	case runtime.GOARCH != "amd64":
+		avx2.skip = "no assembly kernels on " + runtime.GOARCH
+	case !cpu.X86.HasAVX2 || !cpu.X86.HasFMA:
+		avx2.skip = "this CPU lacks AVX2 or FMA"
+	default:
+		avx2.skip = "built with the purego or noasm tag"
 	}
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			var s float64
-			for p := 0; p < k; p++ {
-				var av, bv T
-				if transA {
-					av = a[p*lda+i]
-				} else {
-					av = a[i*lda+p]
-				}
-				if transB {
-					bv = b[j*ldb+p]
-				} else {
-					bv = b[p*ldb+j]
-				}
-				s += float64(av) * float64(bv)
+	return []path{{name: "generic", k32: &generic32, k64: &generic64}, avx2}
+}
+
+// runPaths runs f on every path, as a subtest named after it.
+func runPaths(t *testing.T, f func(t *testing.T, p path)) {
+	for _, p := range paths() {
+		t.Run(p.name, func(t *testing.T) {
+			if p.skip != "" {
+				t.Skip(p.skip)
 			}
-			if beta == 0 {
-				out[i*ldc+j] = float64(alpha) * s
-			} else {
-				out[i*ldc+j] = float64(alpha)*s + float64(beta)*float64(c[i*ldc+j])
-			}
-		}
+			f(t, p)
+		})
 	}
-	return out
+}
+
+func TestSgemm(t *testing.T) {
+	runPaths(t, func(t *testing.T, p path) { gemmtest.TestSgemm(t, p) })
+}
+
+func TestDgemm(t *testing.T) {
+	runPaths(t, func(t *testing.T, p path) { gemmtest.TestDgemm(t, p) })
+}
+
+// TestEntryPoints runs one product through each exported function, which
+// take the kernel this machine uses: Gemm with a thread budget, Sgemm and
+// Dgemm with GOMAXPROCS.
+func TestEntryPoints(t *testing.T) {
+	c := gemmtest.Case{M: 70, N: 90, K: 110, TransB: true, Alpha: 1.5, Beta: 0.5, PadA: 1, PadB: 2, PadC: 3, Threads: 3}
+	gemmtest.CheckSgemm(t, gemmtest.SgemmFunc(Gemm[float32]), c)
+	gemmtest.CheckDgemm(t, gemmtest.DgemmFunc(Gemm[float64]), c)
+	gemmtest.CheckSgemm(t, gemmtest.SgemmFunc(func(_ int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}), c)
+	gemmtest.CheckDgemm(t, gemmtest.DgemmFunc(func(_ int, transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+		Dgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}), c)
 }
 
 func randSlice[T float32 | float64](r *rand.Rand, n int) []T {
@@ -50,110 +92,6 @@ func randSlice[T float32 | float64](r *rand.Rand, n int) []T {
 		s[i] = T(r.Float64()*2 - 1)
 	}
 	return s
-}
-
-type gemmCase struct {
-	m, n, k        int
-	transA, transB bool
-	alpha, beta    float64
-	padA, padB     int // extra leading-dimension padding
-	padC           int
-}
-
-func (tc gemmCase) String() string {
-	return fmt.Sprintf("m%d_n%d_k%d_tA%v_tB%v_a%g_b%g_pad%d.%d.%d", tc.m, tc.n, tc.k, tc.transA, tc.transB, tc.alpha, tc.beta, tc.padA, tc.padB, tc.padC)
-}
-
-func gemmCases() []gemmCase {
-	var cases []gemmCase
-	shapes := [][3]int{
-		{1, 1, 1}, {0, 3, 4}, {3, 0, 4}, {3, 4, 0}, {2, 3, 5}, {7, 5, 3},
-		{17, 13, 11}, {33, 65, 9}, {1, 257, 31}, {129, 3, 300},
-		{131, 1029, 259}, {5, 2000, 17}, {300, 7, 513},
-	}
-	for _, s := range shapes {
-		for _, tA := range []bool{false, true} {
-			for _, tB := range []bool{false, true} {
-				cases = append(cases, gemmCase{m: s[0], n: s[1], k: s[2], transA: tA, transB: tB, alpha: 1, beta: 0})
-			}
-		}
-	}
-	cases = append(cases,
-		gemmCase{m: 37, n: 41, k: 43, alpha: 0.5, beta: 1, padA: 3, padB: 5, padC: 2},
-		gemmCase{m: 37, n: 41, k: 43, transA: true, transB: true, alpha: -2, beta: 0.25, padA: 1, padB: 2, padC: 7},
-		gemmCase{m: 6, n: 5, k: 4, alpha: 1.5, beta: -1, padC: 1},
-		gemmCase{m: 6, n: 5, k: 4, alpha: 0, beta: 2},
-		gemmCase{m: 6, n: 5, k: 0, alpha: 1, beta: 0.5},
-		gemmCase{m: 200, n: 150, k: 70, transB: true, alpha: 1, beta: 1, padA: 2, padB: 1, padC: 3},
-	)
-	return cases
-}
-
-func runGemmCase[T float32 | float64](t *testing.T, tc gemmCase, tol float64, call func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)) {
-	t.Helper()
-	r := rand.New(rand.NewPCG(uint64(tc.m*1000003+tc.n*1009+tc.k), 7))
-	ar, ac := tc.m, tc.k
-	if tc.transA {
-		ar, ac = tc.k, tc.m
-	}
-	br, bc := tc.k, tc.n
-	if tc.transB {
-		br, bc = tc.n, tc.k
-	}
-	lda, ldb, ldc := max(1, ac)+tc.padA, max(1, bc)+tc.padB, max(1, tc.n)+tc.padC
-	a := randSlice[T](r, ar*lda)
-	b := randSlice[T](r, br*ldb)
-	c := randSlice[T](r, tc.m*ldc)
-	if tc.beta == 0 {
-		// beta = 0 must ignore what C holds, NaNs included.
-		for i := range c {
-			c[i] = T(math.NaN())
-		}
-	}
-	want := naiveGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, T(tc.alpha), a, lda, b, ldb, T(tc.beta), c, ldc)
-	call(tc.transA, tc.transB, tc.m, tc.n, tc.k, T(tc.alpha), a, lda, b, ldb, T(tc.beta), c, ldc)
-	for i := 0; i < tc.m; i++ {
-		for j := 0; j < ldc; j++ {
-			got, w := float64(c[i*ldc+j]), want[i*ldc+j]
-			if j >= tc.n {
-				// Padding between rows must be left alone.
-				if got != w && !(math.IsNaN(got) && math.IsNaN(w)) {
-					t.Fatalf("%v: padding C[%d][%d] changed: %g, was %g", tc, i, j, got, w)
-				}
-				continue
-			}
-			if math.IsNaN(got) || math.Abs(got-w) > tol*(1+math.Abs(w))*math.Sqrt(float64(tc.k)+1) {
-				t.Fatalf("%v: C[%d][%d] = %g, want %g", tc, i, j, got, w)
-			}
-		}
-	}
-}
-
-// kernelSet is one choice of micro-kernels for both element types.
-type kernelSet struct {
-	name string
-	k32  *kernel[float32]
-	k64  *kernel[float64]
-}
-
-// kernelSets are the kernels this build can run here: the generic ones,
-// and the assembly ones where the build and the CPU have them.
-func kernelSets() []kernelSet {
-	sets := []kernelSet{{"generic", &generic32, &generic64}}
-	if hasSIMD {
-		sets = append(sets, kernelSet{"avx2", &avx2S, &avx2D})
-	}
-	return sets
-}
-
-// withKernels runs f with the kernels of ks in use.
-func withKernels(t *testing.T, ks kernelSet, f func(t *testing.T)) {
-	t.Run(ks.name, func(t *testing.T) {
-		old32, old64 := state32.kern, state64.kern
-		state32.kern, state64.kern = ks.k32, ks.k64
-		defer func() { state32.kern, state64.kern = old32, old64 }()
-		f(t)
-	})
 }
 
 func TestKernelSelection(t *testing.T) {
@@ -167,175 +105,74 @@ func TestKernelSelection(t *testing.T) {
 	t.Logf("float32 kernel: %s", Kernel())
 }
 
-func TestSgemm(t *testing.T) {
-	for _, ks := range kernelSets() {
-		withKernels(t, ks, func(t *testing.T) {
-			for _, tc := range gemmCases() {
-				t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-5, Sgemm) })
-			}
-		})
-	}
-}
-
-// TestInPlaceA runs larger products through both ways of taking A: packed,
-// and read in place by the strided kernel (which needs whole strips, so
-// the last partial strip is packed), with every transpose and padding,
-// split over several goroutines and several k blocks.
+// TestInPlaceA runs larger products through both ways of taking A, whatever
+// the blocking would choose: packed, and read in place by the strided
+// kernel (which needs whole strips, so the last partial strip is packed),
+// with every transpose and padding, split over several goroutines and
+// several k blocks.
 func TestInPlaceA(t *testing.T) {
 	defer func(old int) { inPlaceStrips = old }(inPlaceStrips)
-	old := runtime.GOMAXPROCS(3)
-	defer runtime.GOMAXPROCS(old)
-	for _, ks := range kernelSets() {
+	runPaths(t, func(t *testing.T, p path) {
 		for _, strips := range []int{0, 1 << 30} {
 			inPlaceStrips = strips
-			withKernels(t, ks, func(t *testing.T) {
-				for _, s := range [][3]int{{301, 9, 517}, {97, 40, 600}, {250, 17, 93}, {64, 130, 300}} {
-					for _, tA := range []bool{false, true} {
-						for _, tB := range []bool{false, true} {
-							tc := gemmCase{m: s[0], n: s[1], k: s[2], transA: tA, transB: tB, alpha: 0.5, beta: 0, padA: 3, padB: 1, padC: 2}
-							runGemmCase(t, tc, 1e-5, Sgemm)
-							tc.beta = 1.5
-							runGemmCase(t, tc, 1e-12, Dgemm)
-						}
-					}
+			for _, s := range [][3]int{{301, 9, 517}, {97, 40, 600}, {250, 17, 93}, {64, 130, 300}} {
+				for q := 0; q < 4; q++ {
+					c := gemmtest.Case{M: s[0], N: s[1], K: s[2], TransA: q&1 != 0, TransB: q&2 != 0, Alpha: 0.5, PadA: 3, PadB: 1, PadC: 2, Threads: 3}
+					gemmtest.CheckSgemm(t, p, c)
+					c.Beta = 1.5
+					gemmtest.CheckDgemm(t, p, c)
 				}
-			})
-		}
-	}
-}
-
-// TestInPlaceB covers the stridedB path: few rows of C, a wide
-// untransposed B whose leading dimension is not a multiple of 64, partial
-// strips of A and B, and several k blocks.
-func TestInPlaceB(t *testing.T) {
-	for _, s := range [][3]int{{32, 517, 300}, {20, 300, 600}, {7, 1000, 50}, {31, 290, 257}} {
-		for _, tA := range []bool{false, true} {
-			tc := gemmCase{m: s[0], n: s[1], k: s[2], transA: tA, alpha: 0.5, beta: 0, padA: 3, padB: 3, padC: 2}
-			runGemmCase(t, tc, 1e-5, Sgemm)
-			tc.beta = 1.5
-			runGemmCase(t, tc, 1e-5, Sgemm)
-		}
-	}
-}
-
-func TestDgemm(t *testing.T) {
-	for _, ks := range kernelSets() {
-		withKernels(t, ks, func(t *testing.T) {
-			for _, tc := range gemmCases() {
-				t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-12, Dgemm) })
-			}
-		})
-	}
-}
-
-// TestKernelsAgree compares the assembly kernels with the generic ones on
-// products large enough to take the packed path, with every transpose,
-// padding and scaling.
-func TestKernelsAgree(t *testing.T) {
-	if !hasSIMD {
-		t.Skip("no assembly kernel in this build or on this CPU")
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	sets := kernelSets()
-	for i := 0; i < 60; i++ {
-		m, n, k := 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(300)
-		if i%10 == 0 {
-			m, n, k = 100+r.IntN(200), 100+r.IntN(200), 200+r.IntN(400)
-		}
-		tA, tB := r.IntN(2) == 1, r.IntN(2) == 1
-		alpha := []float32{1, -0.5, 2}[r.IntN(3)]
-		beta := []float32{0, 1, 0.75}[r.IntN(3)]
-		ar, ac := m, k
-		if tA {
-			ar, ac = k, m
-		}
-		br, bc := k, n
-		if tB {
-			br, bc = n, k
-		}
-		lda, ldb, ldc := ac+r.IntN(3), bc+r.IntN(3), n+r.IntN(3)
-		a := randSlice[float32](r, ar*lda)
-		b := randSlice[float32](r, br*ldb)
-		c0 := randSlice[float32](r, m*ldc)
-		var out [2][]float32
-		for s, ks := range sets {
-			c := append([]float32(nil), c0...)
-			state32.kern = ks.k32
-			Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-			out[s] = c
-		}
-		state32.kern = sets[len(sets)-1].k32
-		for j := range c0 {
-			g, s := float64(out[0][j]), float64(out[1][j])
-			if math.Abs(g-s) > 1e-5*math.Sqrt(float64(k))*(1+math.Abs(g)) {
-				t.Fatalf("m%d n%d k%d tA%v tB%v alpha%g beta%g: C[%d] = %g (avx2), %g (generic)", m, n, k, tA, tB, alpha, beta, j, s, g)
 			}
 		}
-	}
+	})
 }
 
-// TestPackedPath runs the packed kernel directly on small shapes (which Gemm
-// would send to the direct loop) so that every edge-tile case is covered.
+// packed is a path that runs the blocked code on every product, where Gemm
+// would compute a small one with the direct loop; it needs k > 0 and
+// alpha ≠ 0.
+type packed path
+
+// Sgemm computes the product with the blocked code on p's kernel.
+func (p packed) Sgemm(_ int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	pr := problem[float32]{kern: p.k32, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
+	pr.run(0, m, 0, n, new(buffers[float32]))
+}
+
+// Dgemm computes the product with the blocked code on p's kernel.
+func (p packed) Dgemm(_ int, transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	pr := problem[float64]{kern: p.k64, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
+	pr.run(0, m, 0, n, new(buffers[float64]))
+}
+
+// TestPackedPath runs the blocked code on small shapes (which Gemm would
+// send to the direct loop), with A packed and, where the kernel can, read
+// in place, so that every edge-tile case is covered.
 func TestPackedPath(t *testing.T) {
 	defer func(old int) { inPlaceStrips = old }(inPlaceStrips)
-	for _, ks := range kernelSets() {
-		// Packed A always, and (where the kernel can) A read in place always.
+	runPaths(t, func(t *testing.T, p path) {
 		for _, strips := range []int{0, 1 << 30} {
 			inPlaceStrips = strips
-			t.Run(fmt.Sprintf("%s_inPlace%d", ks.name, strips), func(t *testing.T) {
-				testPacked(t, ks.k32, 1e-5)
-				testPacked(t, ks.k64, 1e-12)
+			t.Run(fmt.Sprintf("inPlace%d", strips), func(t *testing.T) {
+				testPacked(t, p.k32.mr, p.k32.nr, func(t *testing.T, c gemmtest.Case) { gemmtest.CheckSgemm(t, packed(p), c) })
+				testPacked(t, p.k64.mr, p.k64.nr, func(t *testing.T, c gemmtest.Case) { gemmtest.CheckDgemm(t, packed(p), c) })
 			})
 		}
-	}
+	})
 }
 
-func testPacked[T float32 | float64](t *testing.T, kn *kernel[T], tol float64) {
-	packed := func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-		p := problem[T]{kern: kn, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
-		p.run(0, m, 0, n, new(buffers[T]))
-	}
-	// Every row and column tail of one and two tiles, and k around the
-	// kernel's unrolling.
-	for m := 1; m <= 2*kn.mr+1; m++ {
-		for n := 1; n <= 2*kn.nr+1; n++ {
+// testPacked checks every row and column tail of one and two mr×nr tiles,
+// with k around the kernels' unrolling.
+func testPacked(t *testing.T, mr, nr int, check func(*testing.T, gemmtest.Case)) {
+	for m := 1; m <= 2*mr+1; m++ {
+		for n := 1; n <= 2*nr+1; n++ {
 			for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16} {
-				for _, tA := range []bool{false, true} {
-					for _, tB := range []bool{false, true} {
-						for _, ab := range [][2]float64{{1.5, 0.5}, {1, 0}, {-1, 1}} {
-							tc := gemmCase{m: m, n: n, k: k, transA: tA, transB: tB, alpha: ab[0], beta: ab[1], padA: k % 2, padB: m % 3, padC: 1}
-							runGemmCase(t, tc, tol, packed)
-						}
+				for q := 0; q < 4; q++ {
+					for _, ab := range [][2]float64{{1.5, 0.5}, {1, 0}, {-1, 1}} {
+						check(t, gemmtest.Case{M: m, N: n, K: k, TransA: q&1 != 0, TransB: q&2 != 0, Alpha: ab[0], Beta: ab[1], PadA: k % 2, PadB: m % 3, PadC: 1, Threads: 1})
 					}
 				}
 			}
 		}
-	}
-}
-
-// TestParallelSplit checks both split directions and uneven chunks with
-// more workers than this machine may have.
-func TestParallelSplit(t *testing.T) {
-	old := runtime.GOMAXPROCS(7)
-	defer runtime.GOMAXPROCS(old)
-	for _, ks := range kernelSets() {
-		// Smaller tasks than usual, so that these products split 7 ways.
-		k32 := *ks.k32
-		k32.taskWork = 1 << 16
-		ks.k32 = &k32
-		withKernels(t, ks, func(t *testing.T) {
-			for _, tc := range []gemmCase{
-				{m: 301, n: 97, k: 67, alpha: 1, beta: 0},                               // rows
-				{m: 9, n: 3001, k: 77, transA: true, alpha: 1, beta: 0.5},               // columns
-				{m: 250, n: 250, k: 300, transA: true, transB: true, alpha: 2, beta: 1}, // rows, two k blocks
-				{m: 403, n: 4500, k: 20, transB: true, alpha: 1, beta: 0, padC: 3},      // rows, two n blocks
-			} {
-				if tasks, _, _ := split(tc.m, tc.n, tc.k, 7, ks.k32.mr, ks.k32.nr, ks.k32.taskWork); tasks < 2 {
-					t.Fatalf("%v: not split (test needs a parallel case)", tc)
-				}
-				t.Run(tc.String(), func(t *testing.T) { runGemmCase(t, tc, 1e-5, Sgemm) })
-			}
-		})
 	}
 }
 
@@ -383,44 +220,45 @@ func TestConcurrentCalls(t *testing.T) {
 // never cuts k, so a data-parallel replica with a smaller thread budget
 // computes what one device with all the cores computes.
 func TestThreadsDoNotChangeResults(t *testing.T) {
-	for _, ks := range kernelSets() {
-		k32 := *ks.k32
+	runPaths(t, func(t *testing.T, p path) {
+		k32 := *p.k32
 		k32.taskWork = 1 << 16 // smaller tasks than usual, so that these split 7 ways
-		ks.k32 = &k32
-		withKernels(t, ks, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(7, 8))
-			for _, tc := range []gemmCase{
-				{m: 301, n: 97, k: 700, alpha: 1, beta: 0},
-				{m: 9, n: 3001, k: 77, transA: true, alpha: 1, beta: 0.5},
-				{m: 250, n: 250, k: 600, transA: true, transB: true, alpha: 2, beta: 1},
-			} {
-				a := randSlice[float32](r, tc.m*tc.k)
-				b := randSlice[float32](r, tc.k*tc.n)
-				c0 := randSlice[float32](r, tc.m*tc.n)
-				lda, ldb := tc.k, tc.n
-				if tc.transA {
-					lda = tc.m
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, tc := range []struct {
+			m, n, k        int
+			transA, transB bool
+			alpha, beta    float32
+		}{
+			{m: 301, n: 97, k: 700, alpha: 1, beta: 0},
+			{m: 9, n: 3001, k: 77, transA: true, alpha: 1, beta: 0.5},
+			{m: 250, n: 250, k: 600, transA: true, transB: true, alpha: 2, beta: 1},
+		} {
+			a := randSlice[float32](r, tc.m*tc.k)
+			b := randSlice[float32](r, tc.k*tc.n)
+			c0 := randSlice[float32](r, tc.m*tc.n)
+			lda, ldb := tc.k, tc.n
+			if tc.transA {
+				lda = tc.m
+			}
+			if tc.transB {
+				ldb = tc.k
+			}
+			run := func(threads int) []float32 {
+				c := slices.Clone(c0)
+				gemm(&k32, threads, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, tc.n)
+				return c
+			}
+			want := run(1)
+			for _, threads := range []int{2, 3, 7} {
+				if tasks, _, _ := split(tc.m, tc.n, tc.k, threads, k32.mr, k32.nr, k32.taskWork); tasks < 2 {
+					t.Fatalf("%+v: not split %d ways (test needs a parallel case)", tc, threads)
 				}
-				if tc.transB {
-					ldb = tc.k
-				}
-				run := func(threads int) []float32 {
-					c := slices.Clone(c0)
-					Gemm(threads, tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, tc.n)
-					return c
-				}
-				want := run(1)
-				for _, threads := range []int{2, 3, 7} {
-					if tasks, _, _ := split(tc.m, tc.n, tc.k, threads, k32.mr, k32.nr, k32.taskWork); tasks < 2 {
-						t.Fatalf("%v: not split %d ways (test needs a parallel case)", tc, threads)
-					}
-					if got := run(threads); !slices.Equal(got, want) {
-						t.Errorf("%v: %d threads give a different result from 1", tc, threads)
-					}
+				if got := run(threads); !slices.Equal(got, want) {
+					t.Errorf("%+v: %d threads give a different result from 1", tc, threads)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestSplit(t *testing.T) {

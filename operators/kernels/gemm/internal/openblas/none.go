@@ -15,3 +15,8 @@ func Config() string { return "not built (needs the openblas build tag and cgo)"
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	panic("openblas: not built (needs the openblas build tag and cgo)")
 }
+
+// Dgemm panics without the binding.
+func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	panic("openblas: not built (needs the openblas build tag and cgo)")
+}

@@ -20,17 +20,41 @@ func Config() string {
 }
 
 // Sgemm is cblas_sgemm on row-major matrices, with package gemm's
-// argument order. It checks nothing.
+// argument order. It checks nothing but that C is not empty.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ta, tb := uint32(C.CblasNoTrans), uint32(C.CblasNoTrans)
-	if transA {
-		ta = C.CblasTrans
+	if m == 0 || n == 0 {
+		return
 	}
-	if transB {
-		tb = C.CblasTrans
+	C.cblas_sgemm(C.CblasRowMajor, trans(transA), trans(transB), C.blasint(m), C.blasint(n), C.blasint(k),
+		C.float(alpha), (*C.float)(first(a)), C.blasint(lda),
+		(*C.float)(first(b)), C.blasint(ldb),
+		C.float(beta), (*C.float)(first(c)), C.blasint(ldc))
+}
+
+// Dgemm is cblas_dgemm on row-major matrices, with package gemm's
+// argument order. It checks nothing but that C is not empty.
+func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
 	}
-	C.cblas_sgemm(C.CblasRowMajor, C.enum_CBLAS_TRANSPOSE(ta), C.enum_CBLAS_TRANSPOSE(tb), C.blasint(m), C.blasint(n), C.blasint(k),
-		C.float(alpha), (*C.float)(unsafe.Pointer(&a[0])), C.blasint(lda),
-		(*C.float)(unsafe.Pointer(&b[0])), C.blasint(ldb),
-		C.float(beta), (*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+	C.cblas_dgemm(C.CblasRowMajor, trans(transA), trans(transB), C.blasint(m), C.blasint(n), C.blasint(k),
+		C.double(alpha), (*C.double)(first(a)), C.blasint(lda),
+		(*C.double)(first(b)), C.blasint(ldb),
+		C.double(beta), (*C.double)(first(c)), C.blasint(ldc))
+}
+
+func trans(t bool) C.enum_CBLAS_TRANSPOSE {
+	if t {
+		return C.CblasTrans
+	}
+	return C.CblasNoTrans
+}
+
+// first is the address of s[0], or nil for an empty s (an operand that k = 0
+// leaves empty, which OpenBLAS does not read).
+func first[T float32 | float64](s []T) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&s[0])
 }

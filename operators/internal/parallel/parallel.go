@@ -1,22 +1,3 @@
-// Package parallel runs kernel work on one shared set of long-lived worker
-// goroutines; every multi-threaded kernel (GEMM, convolution and pooling,
-// normalization, all-reduce) goes through it.
-//
-// A kernel splits its iteration space into parts, contiguous ranges of
-// nearly equal size, and calls Run. The caller asks the pool for helpers
-// and computes parts itself too: whoever comes first claims the next part,
-// so a helper that starts late (its core busy, or every worker taken by
-// other calls) costs no more than computing its part in the caller, and
-// calls from several devices at once share the workers without waiting
-// for each other. Workers are started on first need and never stop, and
-// per-call state is recycled, so a parallel kernel in steady state starts
-// no goroutine and allocates nothing.
-//
-// How many parts one call may use is the caller's thread budget, an
-// argument of Parts rather than GOMAXPROCS: an operator gets it from the net
-// it runs in (operators.Base.Threads), so that data-parallel replicas
-// running at the same time share the cores instead of each splitting its
-// kernels over all of them.
 package parallel
 
 import (
@@ -181,8 +162,8 @@ func ensureWorkers(n int) {
 
 // spin is how long a worker keeps polling for work after its last job
 // before it blocks. Waking a blocked goroutine on an idle core can take
-// tens of microseconds (on a virtual machine, around 60 µs: the idle vCPU
-// is halted), as long as a whole 256³ product takes on two cores, while a
+// tens of microseconds (more on a virtual machine, where the idle vCPU is
+// halted), as long as a whole mid-sized product takes, while a
 // polling worker starts within a microsecond; so, like OpenBLAS's threads,
 // the workers spin a little between calls. They yield the processor every
 // few microseconds meanwhile, so other goroutines do not wait for them.

@@ -5,7 +5,7 @@ package vec
 // elements past the last multiple of four in chain 0) that are then added
 // as (c0 + c1) + (c2 + c3): package norm's statistics. For float32 the AVX
 // kernel keeps the four chains in the four lanes of one register, so the
-// result is bit for bit the scalar loop's, about twice as fast: the scalar
+// result is bit for bit the scalar loop's, and faster: the scalar
 // loop, a conversion, a subtraction, two additions and a multiplication per
 // element, was bound by instruction throughput.
 func ShiftedSums[T float32 | float64](x []T, k float64) (s, s2 float64) {
@@ -78,7 +78,7 @@ func GradSums[T float32 | float64](dy, x []T, m float64) (sdy, sdyx float64) {
 // chain i mod 4, the elements past the last multiple of four in chain 0),
 // added as (c0 + c1) + (c2 + c3): package convpool's bias-gradient plane
 // sums. For float32 the AVX kernel keeps the chains in the lanes of one
-// register, bit for bit the scalar loop's result at about twice its speed.
+// register, bit for bit the scalar loop's result, and faster.
 func Sum[T float32 | float64](x []T) T {
 	var a [4]float32
 	if hasAVX {

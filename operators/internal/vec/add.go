@@ -1,6 +1,6 @@
 package vec
 
-//go:generate go run -C ../gemm/asmgen . -out ../../vec/add_amd64.s -stubs ../../vec/add_amd64.go -pkg vec
+//go:generate go run -C ../../kernels/gemm/asmgen . -out ../../../internal/vec/add_amd64.s -stubs ../../../internal/vec/add_amd64.go -pkg vec
 
 // Add sets dst[i] += src[i] for every i < len(dst); src must be at least as
 // long as dst.

@@ -4,9 +4,7 @@ package vec
 // least as long as x. Each operation is rounded to T, as in the Go
 // expression, so that the result does not depend on the kernel: the AVX
 // kernel computes eight float32 at a time with exactly those operations
-// (no fused multiply-add). In the convnet benchmark (examples/bench)
-// SpatialBN went from 11.2-12.2 to 9.8-11.1 ms and its gradient from
-// 14.9-16.7 to 13.2-14.6 ms per step.
+// (no fused multiply-add).
 func Normalize[T float32 | float64](x, y []T, m, a, b T) {
 	y = y[:len(x)]
 	if hasAVX {

@@ -1,5 +1,3 @@
-// Package vec holds small slice kernels that several operator families
-// share.
 package vec
 
 // Fill sets every element of d to v.

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// gemmKernels emits package gemm's kernels: the micro-kernels of each
+// element type (packed, A in place, and for float32 B in place), the AVX
+// copies that pack an untransposed strip of B, and the float32 transpose
+// that packs a transposed one.
+func gemmKernels() {
+	kernel(f32, false)
+	kernel(f32, true)
+	kernelStridedB(f32)
+	kernel(f64, false)
+	kernel(f64, true)
+	copyRows(f32)
+	copyRows(f64)
+	transpose16S()
+}
+
+// mr is the height of every micro-tile: six rows of two vectors each take
+// twelve of the sixteen YMM registers as accumulators, leaving two for the
+// B row and two for broadcast A values.
+const mr = 6
+
+// unroll is how many k steps one pass of the main loop takes.
+const unroll = 4
+
+// kernel emits kernel<mr>x<nr><S|D>: C = alpha·(A·B) + beta·C for one full
+// mr×nr tile, where A is a packed mr-high strip and B a packed nr-wide
+// strip, both k deep, and C has leading dimension ldc. C is not read when
+// beta is 0. The strided variant, kernel<mr>x<nr><S|D>Strided, reads A in
+// place instead: element (i, p) of the strip at a[i·rs + p·cs].
+func kernel(e elem, strided bool) {
+	kernelGen(e, strided, false)
+}
+
+// kernelStridedB emits kernel<mr>x<nr><S|D>StridedB: the packed kernel
+// reading B in place instead of A: row p of the strip is at b[p·ldb]. It
+// saves packing B when few strips of A share each panel of B.
+func kernelStridedB(e elem) {
+	kernelGen(e, false, true)
+}
+
+// kernelGen emits a kernel: A read in place when strided, B read in place
+// when stridedB, else packed.
+func kernelGen(e elem, strided, stridedB bool) {
+	nr := 2 * e.lanes
+	suffix := "S"
+	if e.size == 8 {
+		suffix = "D"
+	}
+	name := fmt.Sprintf("kernel%dx%d%s", mr, nr, suffix)
+	if stridedB {
+		name += "StridedB"
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b []%[1]s, ldb int, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
+		Pragma("noescape")
+		Doc(
+			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for one %d×%d tile of %s with AVX2 and FMA.", name, mr, nr, e.name),
+			fmt.Sprintf("A is a packed strip of k columns of %d values; row p of B, p < k, is the %d values", mr, nr),
+			"from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.",
+			"The caller checks the lengths of a, b and c and that k > 0.",
+		)
+	} else if strided {
+		name += "Strided"
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a []%[1]s, rs, cs int, b, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
+		Pragma("noescape")
+		Doc(
+			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for one %d×%d tile of %s with AVX2 and FMA.", name, mr, nr, e.name),
+			fmt.Sprintf("Element (i, p) of A, i < %d, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of %d", mr, nr),
+			"values, and C has leading dimension ldc; C is not read when beta is 0.",
+			"The caller checks the lengths of a, b and c and that k > 0.",
+		)
+	} else {
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
+		Pragma("noescape")
+		Doc(
+			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for one %d×%d tile of %s with AVX2 and FMA.", name, mr, nr, e.name),
+			fmt.Sprintf("A is a packed strip of k columns of %d values, B a packed strip of k rows of %d", mr, nr),
+			"values, and C has leading dimension ldc; C is not read when beta is 0.",
+			"The caller checks the lengths of a, b and c and that k > 0.",
+		)
+	}
+
+	k := Load(Param("k"), reg.RCX)
+	pa := Load(Param("a").Base(), reg.RSI)
+	pb := Load(Param("b").Base(), reg.RDI)
+	pc := Load(Param("c").Base(), reg.R8)
+	ldc := Load(Param("ldc"), reg.R9)
+	SHLQ(U8(log2(e.size)), ldc) // bytes
+	// In the strided variant, rows 0-2 of A are at pa, pa+rs, pa+2rs and
+	// rows 3-5 at pa3, pa3+rs, pa3+2rs; both pointers step cs bytes.
+	var rs, cs, pa3 reg.Register
+	if strided {
+		rs = Load(Param("rs"), reg.R11)
+		SHLQ(U8(log2(e.size)), rs)
+		cs = Load(Param("cs"), reg.R12)
+		SHLQ(U8(log2(e.size)), cs)
+		pa3 = reg.RDX
+		LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, pa3)
+		ADDQ(pa, pa3)
+	}
+	var ldb reg.Register
+	if stridedB {
+		ldb = Load(Param("ldb"), reg.R11)
+		SHLQ(U8(log2(e.size)), ldb)
+	}
+
+	acc := []reg.VecPhysical{
+		reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5,
+		reg.Y6, reg.Y7, reg.Y8, reg.Y9, reg.Y10, reg.Y11,
+	}
+	b0, b1 := reg.Y12, reg.Y13
+	av := []reg.VecPhysical{reg.Y14, reg.Y15}
+
+	Comment("Prefetch the tile of C while the products accumulate.")
+	row := reg.R10
+	MOVQ(pc, row)
+	for i := 0; i < mr; i++ {
+		PREFETCHT0(Mem{Base: row})
+		PREFETCHT0(Mem{Base: row, Disp: nr*e.size - 1})
+		if i+1 < mr {
+			ADDQ(ldc, row)
+		}
+	}
+	for _, r := range acc {
+		e.zero(r)
+	}
+
+	aStep, bStep := mr*e.size, nr*e.size
+	aAddr := func(u, i int) Mem {
+		if !strided {
+			return Mem{Base: pa, Disp: u*aStep + i*e.size}
+		}
+		base := pa
+		if i >= 3 {
+			base, i = pa3, i-3
+		}
+		if i == 0 {
+			return Mem{Base: base}
+		}
+		return Mem{Base: base, Index: rs, Scale: uint8(i)}
+	}
+	step := func(u int) {
+		if stridedB {
+			e.load(Mem{Base: pb}, b0)
+			e.load(Mem{Base: pb, Disp: 32}, b1)
+			ADDQ(ldb, pb)
+		} else {
+			e.load(Mem{Base: pb, Disp: u * bStep}, b0)
+			e.load(Mem{Base: pb, Disp: u*bStep + 32}, b1)
+		}
+		for i := 0; i < mr; i++ {
+			a := av[i%2]
+			e.broadcast(aAddr(u, i), a)
+			e.fma(b0, a, acc[2*i])
+			e.fma(b1, a, acc[2*i+1])
+		}
+		if strided {
+			ADDQ(cs, pa)
+			ADDQ(cs, pa3)
+		}
+	}
+
+	n := reg.RAX
+	MOVQ(k, n)
+	SHRQ(U8(log2(unroll)), n)
+	JZ(LabelRef("tail"))
+	Label("loop")
+	if !strided {
+		PREFETCHT0(Mem{Base: pa, Disp: 8 * aStep * unroll / 2})
+	}
+	for u := 0; u < unroll; u++ {
+		step(u)
+	}
+	if !strided {
+		ADDQ(U32(unroll*aStep), pa)
+	}
+	if !stridedB {
+		ADDQ(U32(unroll*bStep), pb)
+	}
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+
+	Label("tail")
+	ANDQ(U8(unroll-1), k)
+	JZ(LabelRef("update"))
+	Label("tailloop")
+	step(0)
+	if !strided {
+		ADDQ(U32(aStep), pa)
+	}
+	if !stridedB {
+		ADDQ(U32(bStep), pb)
+	}
+	DECQ(k)
+	JNZ(LabelRef("tailloop"))
+
+	Label("update")
+	e.broadcast(addr(Param("alpha")), reg.Y14)
+	for _, r := range acc {
+		e.mul(reg.Y14, r, r)
+	}
+	// beta == 0 (ZF=1, PF=0) stores without reading C; NaN is unordered
+	// (PF=1) and takes the reading path, like any other nonzero beta.
+	e.zero(reg.Y15)
+	e.compare(addr(Param("beta")), reg.X15)
+	JP(LabelRef("accumulate"))
+	JE(LabelRef("overwrite"))
+
+	Label("accumulate")
+	e.broadcast(addr(Param("beta")), reg.Y15)
+	for i := 0; i < mr; i++ {
+		e.fma(Mem{Base: pc}, reg.Y15, acc[2*i])
+		e.fma(Mem{Base: pc, Disp: 32}, reg.Y15, acc[2*i+1])
+		e.load(acc[2*i], Mem{Base: pc})
+		e.load(acc[2*i+1], Mem{Base: pc, Disp: 32})
+		if i+1 < mr {
+			ADDQ(ldc, pc)
+		}
+	}
+	VZEROUPPER()
+	RET()
+
+	Label("overwrite")
+	for i := 0; i < mr; i++ {
+		e.load(acc[2*i], Mem{Base: pc})
+		e.load(acc[2*i+1], Mem{Base: pc, Disp: 32})
+		if i+1 < mr {
+			ADDQ(ldc, pc)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// copyRows emits copyRows64<S|D>: the packing of a strip of B, k rows of
+// 64 bytes (16 float32 or 8 float64) ld elements apart, into dst.
+func copyRows(e elem) {
+	suffix, n := "S", 16
+	if e.size == 8 {
+		suffix, n = "D", 8
+	}
+	name := "copyRows64" + suffix
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, dst, src []%s, ld int)", e.name))
+	Pragma("noescape")
+	Doc(
+		fmt.Sprintf("%s copies k rows of %d values, ld apart in src, to consecutive rows of dst.", name, n),
+		"The caller checks the lengths of dst and src and that k > 0.",
+	)
+	k := Load(Param("k"), reg.RCX)
+	dst := Load(Param("dst").Base(), reg.RDI)
+	src := Load(Param("src").Base(), reg.RSI)
+	ld := Load(Param("ld"), reg.RDX)
+	SHLQ(U8(log2(e.size)), ld)
+	Label("loop")
+	VMOVUPS(Mem{Base: src}, reg.Y0)
+	VMOVUPS(Mem{Base: src, Disp: 32}, reg.Y1)
+	VMOVUPS(reg.Y0, Mem{Base: dst})
+	VMOVUPS(reg.Y1, Mem{Base: dst, Disp: 32})
+	ADDQ(ld, src)
+	ADDQ(U8(64), dst)
+	DECQ(k)
+	JNZ(LabelRef("loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// transpose16S emits transpose16S: the packing of a strip of a transposed
+// B, 16 columns of op(B) that are 16 rows of B, ld apart, into k rows of
+// 16 values, with 8×8 transposes in registers.
+func transpose16S() {
+	TEXT("transpose16S", NOSPLIT, "func(k int, dst, src []float32, ld int)")
+	Pragma("noescape")
+	Doc(
+		"transpose16S sets dst[q·16+c] = src[c·ld+q] for c < 16 and q < k.",
+		"The caller checks the lengths of dst and src and that k is a positive multiple of 8.",
+	)
+	k := Load(Param("k"), reg.RCX)
+	dst := Load(Param("dst").Base(), reg.RDI)
+	src := Load(Param("src").Base(), reg.RSI)
+	ld := Load(Param("ld"), reg.RDX)
+	SHLQ(U8(2), ld)
+	ld3 := reg.R8
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
+	// Rows 0, 4, 8 and 12 of the strip; the others are 1-3 ld past them.
+	bases := []reg.Register{src, reg.R9, reg.R10, reg.R11}
+	for i := 1; i < 4; i++ {
+		LEAQ(Mem{Base: bases[i-1], Index: ld, Scale: 4}, bases[i])
+	}
+	SHRQ(U8(3), k)
+	row := func(i int) Mem {
+		b := bases[i/4]
+		switch i % 4 {
+		case 1:
+			return Mem{Base: b, Index: ld, Scale: 1}
+		case 2:
+			return Mem{Base: b, Index: ld, Scale: 2}
+		case 3:
+			return Mem{Base: b, Index: ld3, Scale: 1}
+		}
+		return Mem{Base: b}
+	}
+	r := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7}
+	t := []reg.VecPhysical{reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15}
+	Label("loop")
+	for half := 0; half < 2; half++ {
+		Commentf("Columns %d-%d of this 8-row block of the strip.", 8*half, 8*half+7)
+		for i := 0; i < 8; i++ {
+			VMOVUPS(row(8*half+i), r[i])
+		}
+		for i := 0; i < 8; i += 2 {
+			VUNPCKLPS(r[i+1], r[i], t[i])   // r_i[0] r_i+1[0] r_i[1] r_i+1[1] (per lane)
+			VUNPCKHPS(r[i+1], r[i], t[i+1]) // r_i[2] r_i+1[2] r_i[3] r_i+1[3]
+		}
+		// u: four rows' values of one column per lane.
+		u := r
+		for i := 0; i < 8; i += 4 {
+			VSHUFPS(U8(0x44), t[i+2], t[i], u[i])
+			VSHUFPS(U8(0xEE), t[i+2], t[i], u[i+1])
+			VSHUFPS(U8(0x44), t[i+3], t[i+1], u[i+2])
+			VSHUFPS(U8(0xEE), t[i+3], t[i+1], u[i+3])
+		}
+		for j := 0; j < 4; j++ {
+			VPERM2F128(U8(0x20), u[j+4], u[j], t[j])
+			VPERM2F128(U8(0x31), u[j+4], u[j], t[j+4])
+		}
+		for q := 0; q < 8; q++ {
+			VMOVUPS(t[q], Mem{Base: dst, Disp: q*64 + 32*half})
+		}
+	}
+	for _, b := range bases {
+		ADDQ(U8(32), b)
+	}
+	ADDQ(U32(8*64), dst)
+	DECQ(k)
+	JNZ(LabelRef("loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// log2 is the base-2 logarithm of x, a power of two.
+func log2(x int) int {
+	n := 0
+	for x > 1 {
+		x >>= 1
+		n++
+	}
+	return n
+}
