@@ -17,7 +17,7 @@ import (
 // directory (it refuses a directory that holds other files).
 
 func init() {
-	RegisterDBType("badger", openBadgerDB)
+	MustRegisterDBType("badger", openBadgerDB)
 }
 
 // badgerManifest is the file every badger directory has.

@@ -131,18 +131,31 @@ var dbTypes = struct {
 }{m: map[string]OpenFunc{}}
 
 // RegisterDBType makes open the implementation of DB type name for OpenDB.
-// It is meant for init functions and panics when name is empty, open is nil
-// or name is taken ("minidb", "MiniDB" and "badger" are built in).
-func RegisterDBType(name string, open OpenFunc) {
-	if name == "" || open == nil {
-		panic("persist: RegisterDBType needs a name and an open function")
+// It fails when name is empty, open is nil or name is taken; the error
+// names the type. DB types register in their package's init, with
+// MustRegisterDBType.
+func RegisterDBType(name string, open OpenFunc) error {
+	if name == "" {
+		return errors.New("persist: cannot register a DB type with an empty name")
+	}
+	if open == nil {
+		return fmt.Errorf("persist: cannot register DB type %q: nil open function", name)
 	}
 	dbTypes.Lock()
 	defer dbTypes.Unlock()
 	if _, dup := dbTypes.m[name]; dup {
-		panic("persist: RegisterDBType called twice for DB type " + name)
+		return fmt.Errorf("persist: cannot register DB type %q: already registered", name)
 	}
 	dbTypes.m[name] = open
+	return nil
+}
+
+// MustRegisterDBType is RegisterDBType for init functions: it panics with
+// RegisterDBType's error.
+func MustRegisterDBType(name string, open OpenFunc) {
+	if err := RegisterDBType(name, open); err != nil {
+		panic(err)
+	}
 }
 
 // DBTypes returns the registered DB type names, sorted.

@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,14 +27,32 @@ func TestDBRegistry(t *testing.T) {
 			t.Errorf("OpenDB(%q, %q, %v): %v, want %q", tc.typ, tc.path, tc.mode, err, tc.want)
 		}
 	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("registering minidb twice must panic")
-			}
+	unused := func(string, Mode) (DB, error) { return nil, errors.New("never opened") }
+	for _, tc := range []struct {
+		name string
+		open OpenFunc
+		want string
+	}{
+		{"", unused, "empty name"},
+		{"nodb", nil, `DB type "nodb": nil open function`},
+		{"minidb", unused, `DB type "minidb": already registered`},
+	} {
+		err := RegisterDBType(tc.name, tc.open)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RegisterDBType(%q): %v, want an error containing %q", tc.name, err, tc.want)
+		}
+		func() {
+			defer func() {
+				if r, ok := recover().(error); !ok || r.Error() != err.Error() {
+					t.Errorf("MustRegisterDBType(%q) panicked with %v, want RegisterDBType's error %q", tc.name, r, err)
+				}
+			}()
+			MustRegisterDBType(tc.name, tc.open)
 		}()
-		RegisterDBType("minidb", openMiniDB)
-	}()
+	}
+	if got := DBTypes(); !slices.Equal(got, []string{"MiniDB", "badger", "minidb"}) {
+		t.Errorf("after failed registrations DBTypes() = %q", got)
+	}
 	for m, s := range map[Mode]string{ModeRead: "READ", ModeWrite: "WRITE", ModeNew: "NEW"} {
 		if m.String() != s {
 			t.Errorf("%d.String() = %q", int(m), m.String())

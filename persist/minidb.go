@@ -25,8 +25,8 @@ import (
 // may repeat. Only one cursor or transaction exists at a time.
 
 func init() {
-	RegisterDBType("minidb", openMiniDB)
-	RegisterDBType("MiniDB", openMiniDB)
+	MustRegisterDBType("minidb", openMiniDB)
+	MustRegisterDBType("MiniDB", openMiniDB)
 }
 
 // miniDBHeader is the size of a record's two length fields.
