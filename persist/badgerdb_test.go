@@ -1,24 +1,28 @@
-package persist
+package persist_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/dbtest"
+	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 // TestBadgerModes checks what badger adds to the DB contract: keys come
 // back sorted, and WRITE replaces the value of a key that is put again.
 func TestBadgerModes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "b")
-	writeAll(t, "badger", path, ModeNew, miniRecord{"b", []byte("2")}, miniRecord{"a", []byte("1")}, miniRecord{"c", []byte("3")})
-	got, err := readAll(t, "badger", path)
-	if want := []miniRecord{{"a", []byte("1")}, {"b", []byte("2")}, {"c", []byte("3")}}; err != nil || !sameRecords(got, want) {
+	dbtest.WriteAll(t, "badger", path, persist.ModeNew, dbtest.Record{Key: "b", Value: []byte("2")}, dbtest.Record{Key: "a", Value: []byte("1")}, dbtest.Record{Key: "c", Value: []byte("3")})
+	got, err := dbtest.ReadAll("badger", path)
+	if want := []dbtest.Record{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}, {Key: "c", Value: []byte("3")}}; err != nil || !dbtest.Equal(got, want) {
 		t.Fatalf("read %v, %v; want sorted %v", got, err, want)
 	}
-	writeAll(t, "badger", path, ModeWrite, miniRecord{"b", []byte("two")}, miniRecord{"d", []byte("4")})
-	got, _ = readAll(t, "badger", path)
-	if want := []miniRecord{{"a", []byte("1")}, {"b", []byte("two")}, {"c", []byte("3")}, {"d", []byte("4")}}; !sameRecords(got, want) {
+	dbtest.WriteAll(t, "badger", path, persist.ModeWrite, dbtest.Record{Key: "b", Value: []byte("two")}, dbtest.Record{Key: "d", Value: []byte("4")})
+	got, _ = dbtest.ReadAll("badger", path)
+	if want := []dbtest.Record{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("two")}, {Key: "c", Value: []byte("3")}, {Key: "d", Value: []byte("4")}}; !dbtest.Equal(got, want) {
 		t.Fatalf("after WRITE: %v, want %v", got, want)
 	}
 }
@@ -32,17 +36,17 @@ func TestBadgerOpenErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(other, "precious.txt"), []byte("keep me"), 0o644)
 	for _, tc := range []struct {
 		path string
-		mode Mode
+		mode persist.Mode
 		want string
 	}{
-		{filepath.Join(dir, "missing"), ModeRead, "no such directory"},
-		{file, ModeRead, "not a directory"},
-		{file, ModeNew, "not a directory"},
-		{other, ModeRead, "not a badger DB directory"},
-		{other, ModeNew, "is not a badger DB"},
-		{other, ModeWrite, "is not a badger DB"},
+		{filepath.Join(dir, "missing"), persist.ModeRead, "no such directory"},
+		{file, persist.ModeRead, "not a directory"},
+		{file, persist.ModeNew, "not a directory"},
+		{other, persist.ModeRead, "not a badger DB directory"},
+		{other, persist.ModeNew, "is not a badger DB"},
+		{other, persist.ModeWrite, "is not a badger DB"},
 	} {
-		_, err := OpenDB("badger", tc.path, tc.mode)
+		_, err := persist.OpenDB("badger", tc.path, tc.mode)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
 			t.Errorf("open %s for %v: %v, want %q", tc.path, tc.mode, err, tc.want)
 		}
@@ -54,12 +58,12 @@ func TestBadgerOpenErrors(t *testing.T) {
 
 func TestBadgerSharedReadersAndLocking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "b")
-	writeAll(t, "badger", path, ModeNew, miniRecord{"a", []byte("1")}, miniRecord{"b", []byte("2")})
-	r1, err := OpenDB("badger", path, ModeRead)
+	dbtest.WriteAll(t, "badger", path, persist.ModeNew, dbtest.Record{Key: "a", Value: []byte("1")}, dbtest.Record{Key: "b", Value: []byte("2")})
+	r1, err := persist.OpenDB("badger", path, persist.ModeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := OpenDB("badger", path, ModeRead)
+	r2, err := persist.OpenDB("badger", path, persist.ModeRead)
 	if err != nil {
 		t.Fatalf("a second reader of the same DB: %v", err)
 	}
@@ -69,14 +73,14 @@ func TestBadgerSharedReadersAndLocking(t *testing.T) {
 		t.Fatal("both readers start at the first key")
 	}
 	// A writer cannot open it while readers hold it, and says so.
-	if _, err := OpenDB("badger", path, ModeWrite); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := persist.OpenDB("badger", path, persist.ModeWrite); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("writer while readers are open: %v", err)
 	}
 	c1.Close()
 	c2.Close()
 	r1.Close()
 	r2.Close()
-	w, err := OpenDB("badger", path, ModeWrite)
+	w, err := persist.OpenDB("badger", path, persist.ModeWrite)
 	if err != nil {
 		t.Fatalf("writer after the readers closed: %v", err)
 	}

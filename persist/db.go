@@ -6,11 +6,11 @@
 //   - DB, Cursor and Transaction: a small key-value store interface with
 //     Caffe2's three open modes (ModeNew, ModeWrite, ModeRead), and OpenDB,
 //     which picks an implementation by type name from a registry
-//     (RegisterDBType). Two types are built in: "minidb" (also "MiniDB"),
-//     Caffe2's flat file of length-prefixed records, byte for byte; and
-//     "badger" (DefaultDBType), a badger/v4 database directory whose cursor
-//     visits keys in sorted order. Type names are case-sensitive, as in
-//     Caffe2.
+//     (RegisterDBType). Package persist/minidb registers "minidb" (also
+//     "MiniDB"), Caffe2's flat file of length-prefixed records, byte for
+//     byte; "badger" (DefaultDBType), a badger/v4 database directory whose
+//     cursor visits keys in sorted order, is built in. Package workspace
+//     imports them all. Type names are case-sensitive, as in Caffe2.
 //   - The operators Save, Load, Checkpoint (also registered as Snapshot),
 //     DBExists, CreateDB and TensorProtosDBInput, registered for the CPU in
 //     this package's init, with Caffe2's arguments and error texts. Their

@@ -5,6 +5,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/dbtest"
+	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 // TestDBContract runs the contract suite over every registered DB type,

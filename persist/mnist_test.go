@@ -1,4 +1,4 @@
-package persist
+package persist_test
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/dbtest"
+	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 const (
@@ -59,12 +62,12 @@ func TestImportMNISTRoundTrip(t *testing.T) {
 	}
 	w := newWS(t)
 	path := filepath.Join(w.Root, "mnist")
-	n, err := ImportMNIST(t10kImages, t10kLabels, "badger", path)
+	n, err := persist.ImportMNIST(t10kImages, t10kLabels, "badger", path)
 	if err != nil || n != 10000 {
 		t.Fatalf("ImportMNIST: %d, %v", n, err)
 	}
 	// Every record, in file order, holds the idx bytes.
-	db, err := OpenDB("badger", path, ModeRead)
+	db, err := persist.OpenDB("badger", path, persist.ModeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +143,12 @@ func TestImportMNISTSmallAndBad(t *testing.T) {
 	// Uncompressed files are accepted too, and any image size.
 	img := write("img", idxBytes(0x803, []uint32{2, 2, 3}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
 	lbl := write("lbl", idxBytes(0x801, []uint32{2}, []byte{7, 3}))
-	if n, err := ImportMNIST(img, lbl, "minidb", filepath.Join(dir, "ok")); err != nil || n != 2 {
+	if n, err := persist.ImportMNIST(img, lbl, "minidb", filepath.Join(dir, "ok")); err != nil || n != 2 {
 		t.Fatalf("small idx: %d, %v", n, err)
 	}
-	recs, _ := readAll(t, "minidb", filepath.Join(dir, "ok"))
+	recs, _ := dbtest.ReadAll("minidb", filepath.Join(dir, "ok"))
 	var msg netdef.TensorProtos
-	if len(recs) != 2 || proto.Unmarshal(recs[1].value, &msg) != nil || !bytes.Equal(msg.Protos[0].GetByteData(), []byte{7, 8, 9, 10, 11, 12}) ||
+	if len(recs) != 2 || proto.Unmarshal(recs[1].Value, &msg) != nil || !bytes.Equal(msg.Protos[0].GetByteData(), []byte{7, 8, 9, 10, 11, 12}) ||
 		!slices.Equal(msg.Protos[0].GetDims(), []int64{1, 2, 3}) || msg.Protos[1].GetInt32Data()[0] != 3 {
 		t.Fatalf("records %v", &msg)
 	}
@@ -161,7 +164,7 @@ func TestImportMNISTSmallAndBad(t *testing.T) {
 		{"zero size", write("zero", idxBytes(0x803, []uint32{2, 0, 3}, nil)), lbl, "unsupported image size 0 × 3"},
 		{"bad gzip", write("gz", []byte{0x1f, 0x8b, 1, 2, 3}), lbl, "gz"},
 	} {
-		_, err := ImportMNIST(tc.images, tc.labels, "minidb", filepath.Join(dir, "out"))
+		_, err := persist.ImportMNIST(tc.images, tc.labels, "minidb", filepath.Join(dir, "out"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

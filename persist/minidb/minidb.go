@@ -1,4 +1,4 @@
-package persist
+package minidb
 
 import (
 	"bufio"
@@ -9,24 +9,13 @@ import (
 	"math"
 	"os"
 	"sync"
+
+	"github.com/caffe2go/caffe2go/persist"
 )
 
-// The minidb format (Caffe2's caffe2/core/db.cc, MiniDB): a flat sequence
-// of records with no header, index or footer. Each record is
-//
-//	key_len   int32, little-endian
-//	value_len int32, little-endian
-//	key       key_len bytes
-//	value     value_len bytes
-//
-// A short read of key_len ends the records (so an empty file has none);
-// both lengths must be > 0 and a record cut off inside its value length,
-// key or value is an error. Records come in the order they were put; keys
-// may repeat. Only one cursor or transaction exists at a time.
-
 func init() {
-	MustRegisterDBType("minidb", openMiniDB)
-	MustRegisterDBType("MiniDB", openMiniDB)
+	persist.MustRegisterDBType("minidb", openMiniDB)
+	persist.MustRegisterDBType("MiniDB", openMiniDB)
 }
 
 // miniDBHeader is the size of a record's two length fields.
@@ -35,7 +24,7 @@ const miniDBHeader = 8
 // miniDB is an open minidb file.
 type miniDB struct {
 	path string
-	mode Mode
+	mode persist.Mode
 
 	mu     sync.Mutex
 	f      *os.File
@@ -43,15 +32,15 @@ type miniDB struct {
 	closed bool
 }
 
-func openMiniDB(path string, mode Mode) (DB, error) {
+func openMiniDB(path string, mode persist.Mode) (persist.DB, error) {
 	var (
 		f   *os.File
 		err error
 	)
 	switch mode {
-	case ModeNew:
+	case persist.ModeNew:
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	case ModeWrite:
+	case persist.ModeWrite:
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	default:
 		f, err = os.Open(path)
@@ -98,9 +87,9 @@ func (d *miniDB) isClosed() bool {
 }
 
 // NewCursor returns a cursor at the first record; the DB must be open with
-// ModeRead.
-func (d *miniDB) NewCursor() (Cursor, error) {
-	if d.mode != ModeRead {
+// persist.ModeRead.
+func (d *miniDB) NewCursor() (persist.Cursor, error) {
+	if d.mode != persist.ModeRead {
 		return nil, fmt.Errorf("minidb %s: cursors need a DB opened for READ, this one is open for %v", d.path, d.mode)
 	}
 	if err := d.acquire("cursor"); err != nil {
@@ -114,10 +103,10 @@ func (d *miniDB) NewCursor() (Cursor, error) {
 	return c, nil
 }
 
-// NewTransaction returns a transaction; the DB must be open with ModeNew or
-// ModeWrite.
-func (d *miniDB) NewTransaction() (Transaction, error) {
-	if d.mode == ModeRead {
+// NewTransaction returns a transaction; the DB must be open with
+// persist.ModeNew or persist.ModeWrite.
+func (d *miniDB) NewTransaction() (persist.Transaction, error) {
+	if d.mode == persist.ModeRead {
 		return nil, fmt.Errorf("minidb %s: transactions need a DB opened for NEW or WRITE, this one is open for READ", d.path)
 	}
 	if err := d.acquire("transaction"); err != nil {
@@ -174,7 +163,7 @@ func (c *miniDBCursor) SupportsSeek() bool { return false }
 // Seek is not supported by minidb (Caffe2 fails fatally; here it is an
 // error and the cursor is unchanged).
 func (c *miniDBCursor) Seek(key string) error {
-	return fmt.Errorf("minidb %s: cannot seek to key %q: %w", c.db.path, key, ErrSeekUnsupported)
+	return fmt.Errorf("minidb %s: cannot seek to key %q: %w", c.db.path, key, persist.ErrSeekUnsupported)
 }
 
 func (c *miniDBCursor) usable() error {
