@@ -17,7 +17,6 @@ import (
 	"github.com/caffe2go/caffe2go/operators/optest"
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/dbtest"
-	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 // writeDataset writes n records keyed %04d: a float32 [2] {i, -i}, an

@@ -6,11 +6,13 @@
 //   - DB, Cursor and Transaction: a small key-value store interface with
 //     Caffe2's three open modes (ModeNew, ModeWrite, ModeRead), and OpenDB,
 //     which picks an implementation by type name from a registry
-//     (RegisterDBType). Package persist/minidb registers "minidb" (also
-//     "MiniDB"), Caffe2's flat file of length-prefixed records, byte for
-//     byte; "badger" (DefaultDBType), a badger/v4 database directory whose
-//     cursor visits keys in sorted order, is built in. Package workspace
-//     imports them all. Type names are case-sensitive, as in Caffe2.
+//     (RegisterDBType). Two packages register DB types when imported:
+//     persist/minidb, "minidb" (also "MiniDB"), Caffe2's flat file of
+//     length-prefixed records, byte for byte; and persist/badgerdb,
+//     "badger" (DefaultDBType), a badger/v4 database directory whose cursor
+//     visits keys in sorted order. Package workspace imports both. Type
+//     names are case-sensitive, as in Caffe2. Package persist/dbtest checks
+//     a DB type against the contract of these interfaces.
 //   - The operators Save, Load, Checkpoint (also registered as Snapshot),
 //     DBExists, CreateDB and TensorProtosDBInput, registered for the CPU in
 //     this package's init, with Caffe2's arguments and error texts. Their

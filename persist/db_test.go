@@ -9,7 +9,6 @@ import (
 
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/dbtest"
-	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 func TestDBRegistry(t *testing.T) {

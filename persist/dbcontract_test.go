@@ -5,6 +5,10 @@ import (
 
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/dbtest"
+
+	// The DB types that persist's tests, the contract suite and the
+	// Save/Load tests over persist.DBTypes(), run over.
+	_ "github.com/caffe2go/caffe2go/persist/badgerdb"
 	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/persist"
-	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 func TestReadMNIST(t *testing.T) {

@@ -18,7 +18,6 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/dbtest"
-	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 const (

@@ -20,7 +20,6 @@ import (
 	"github.com/caffe2go/caffe2go/operators/optest"
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/dbtest"
-	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 // newWS returns a map workspace whose root folder is a fresh temp dir.

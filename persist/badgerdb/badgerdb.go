@@ -1,4 +1,4 @@
-package persist
+package badgerdb
 
 import (
 	"errors"
@@ -8,16 +8,12 @@ import (
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/caffe2go/caffe2go/persist"
 )
 
-// The "badger" DB type: a badger/v4 database directory. Cursors visit keys
-// in byte order and can Seek. ModeRead opens the directory read-only, so any
-// number of readers (in this process or others) may share it; ModeWrite and
-// ModeNew take badger's exclusive lock. ModeNew empties an existing badger
-// directory (it refuses a directory that holds other files).
-
 func init() {
-	MustRegisterDBType("badger", openBadgerDB)
+	persist.MustRegisterDBType("badger", openBadgerDB)
 }
 
 // badgerManifest is the file every badger directory has.
@@ -26,7 +22,7 @@ const badgerManifest = "MANIFEST"
 // badgerDB is an open badger directory.
 type badgerDB struct {
 	path string
-	mode Mode
+	mode persist.Mode
 	db   *badger.DB
 
 	mu     sync.Mutex
@@ -39,7 +35,7 @@ func badgerOptions(path string) badger.Options {
 	return badger.DefaultOptions(path).WithLoggingLevel(badger.WARNING)
 }
 
-func openBadgerDB(path string, mode Mode) (DB, error) {
+func openBadgerDB(path string, mode persist.Mode) (persist.DB, error) {
 	st, statErr := os.Stat(path)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
@@ -54,7 +50,7 @@ func openBadgerDB(path string, mode Mode) (DB, error) {
 		err error
 	)
 	switch mode {
-	case ModeRead:
+	case persist.ModeRead:
 		if !isBadger {
 			why := "no such directory"
 			if exists {
@@ -71,7 +67,7 @@ func openBadgerDB(path string, mode Mode) (DB, error) {
 				return nil, fmt.Errorf("badger: Cannot open db: %s (mode READ): %v (and read-write: %v)", path, err, rwErr)
 			}
 		}
-	case ModeWrite, ModeNew:
+	case persist.ModeWrite, persist.ModeNew:
 		if exists && !isBadger {
 			if entries, _ := os.ReadDir(path); len(entries) > 0 {
 				return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode %v): the directory is not empty and is not a badger DB (it has no %s)", path, mode, badgerManifest)
@@ -81,7 +77,7 @@ func openBadgerDB(path string, mode Mode) (DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode %v): %v", path, mode, err)
 		}
-		if mode == ModeNew && isBadger {
+		if mode == persist.ModeNew && isBadger {
 			if err := db.DropAll(); err != nil {
 				db.Close()
 				return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode NEW): emptying it: %v", path, err)
@@ -104,7 +100,7 @@ func (d *badgerDB) isClosed() bool {
 
 // NewCursor returns a cursor over a read-only snapshot of the DB, at the
 // first key.
-func (d *badgerDB) NewCursor() (Cursor, error) {
+func (d *badgerDB) NewCursor() (persist.Cursor, error) {
 	if d.isClosed() {
 		return nil, fmt.Errorf("badger %s: cannot create a cursor: the DB is closed", d.path)
 	}
@@ -121,8 +117,8 @@ func (d *badgerDB) NewCursor() (Cursor, error) {
 }
 
 // NewTransaction returns a transaction backed by a badger write batch.
-func (d *badgerDB) NewTransaction() (Transaction, error) {
-	if d.mode == ModeRead {
+func (d *badgerDB) NewTransaction() (persist.Transaction, error) {
+	if d.mode == persist.ModeRead {
 		return nil, fmt.Errorf("badger %s: transactions need a DB opened for NEW or WRITE, this one is open for READ", d.path)
 	}
 	if d.isClosed() {

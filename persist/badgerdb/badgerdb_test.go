@@ -1,4 +1,4 @@
-package persist_test
+package badgerdb_test
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/caffe2go/caffe2go/persist"
+	_ "github.com/caffe2go/caffe2go/persist/badgerdb"
 	"github.com/caffe2go/caffe2go/persist/dbtest"
-	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 // TestBadgerModes checks what badger adds to the DB contract: keys come
