@@ -21,8 +21,8 @@
 //   - Datasets: DBReader (the value a CreateDB blob holds: a cursor that wraps
 //     around at the end, with Caffe2's sharding and an optional seeded
 //     per-epoch shuffle), TensorProtosWriter and WriteTensorProtosDB to write
-//     records of serialized TensorProtos, and ImportMNIST, which converts the
-//     MNIST idx files into such a DB.
+//     records of serialized TensorProtos (package persist/mnist imports the
+//     MNIST files into such a DB).
 //
 // Keys and values follow Caffe2's Save: a tensor blob is written as one
 // record per chunk of blob.DefaultChunkSize elements, keyed name#%k, whose

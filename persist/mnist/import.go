@@ -1,29 +1,14 @@
-package persist
+package mnist
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/persist"
 )
 
-// The idx magic numbers: 0x0000 0x08 (unsigned byte) and the number of
-// dimensions.
-const (
-	idxImagesMagic = 0x00000803 // uint8, 3 dimensions: N × rows × cols
-	idxLabelsMagic = 0x00000801 // uint8, 1 dimension: N
-)
-
-// maxMNISTImageBytes bounds rows × cols of an idx image file (MNIST has
-// 28 × 28), so a corrupt header cannot ask for a huge buffer.
-const maxMNISTImageBytes = 1 << 24
-
-// ImportMNIST converts the MNIST idx files imagesPath (magic 0x00000803:
+// Import converts the MNIST idx files imagesPath (magic 0x00000803:
 // N images of rows × cols unsigned bytes) and labelsPath (magic 0x00000801:
 // N unsigned-byte labels), each gzip-compressed or not, into a new dataset
 // DB of type dbType at path, and returns the number of records.
@@ -39,7 +24,7 @@ const maxMNISTImageBytes = 1 << 24
 //
 // TensorProtosDBInput with batch_size B therefore outputs a UINT8 tensor
 // [B, 1, rows, cols] (NCHW) and an INT32 tensor [B].
-func ImportMNIST(imagesPath, labelsPath, dbType, path string) (n int, err error) {
+func Import(imagesPath, labelsPath, dbType, path string) (n int, err error) {
 	images, err := openIdx(imagesPath, idxImagesMagic, 3)
 	if err != nil {
 		return 0, err
@@ -58,7 +43,7 @@ func ImportMNIST(imagesPath, labelsPath, dbType, path string) (n int, err error)
 		return 0, fmt.Errorf("mnist: %s: unsupported image size %d × %d", imagesPath, rows, cols)
 	}
 
-	w, err := NewTensorProtosWriter(dbType, path)
+	w, err := persist.NewTensorProtosWriter(dbType, path)
 	if err != nil {
 		return 0, fmt.Errorf("mnist: %w", err)
 	}
@@ -89,66 +74,4 @@ func ImportMNIST(imagesPath, labelsPath, dbType, path string) (n int, err error)
 		}
 	}
 	return int(count), nil
-}
-
-// eofText turns an end of file into a clear message.
-func eofText(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("the file ends early")
-	}
-	return err
-}
-
-// idxFile is an open idx file past its header.
-type idxFile struct {
-	f    *os.File
-	gz   *gzip.Reader
-	r    *bufio.Reader
-	dims []uint32
-}
-
-// openIdx opens an idx file (gzip-compressed or not), checks its magic
-// number and reads its ndim dimensions.
-func openIdx(path string, magic uint32, ndim int) (*idxFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("mnist: %v", err)
-	}
-	x := &idxFile{f: f, r: bufio.NewReader(f)}
-	if head, err := x.r.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
-		if x.gz, err = gzip.NewReader(x.r); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("mnist: %s: %v", path, err)
-		}
-		x.r = bufio.NewReader(x.gz)
-	}
-	hdr := make([]byte, 4*(1+ndim))
-	if _, err := io.ReadFull(x.r, hdr[:4]); err != nil {
-		x.Close()
-		return nil, fmt.Errorf("mnist: %s: reading the idx header: %v", path, eofText(err))
-	}
-	if got := binary.BigEndian.Uint32(hdr); got != magic {
-		x.Close()
-		return nil, fmt.Errorf("mnist: %s: magic number 0x%08x, want 0x%08x", path, got, magic)
-	}
-	if _, err := io.ReadFull(x.r, hdr[4:]); err != nil {
-		x.Close()
-		return nil, fmt.Errorf("mnist: %s: reading the idx header: %v", path, eofText(err))
-	}
-	for i := range ndim {
-		x.dims = append(x.dims, binary.BigEndian.Uint32(hdr[4*(i+1):]))
-	}
-	if x.dims[0] > 1<<30 {
-		x.Close()
-		return nil, fmt.Errorf("mnist: %s: implausible item count %d", path, x.dims[0])
-	}
-	return x, nil
-}
-
-// Close closes the file.
-func (x *idxFile) Close() error {
-	if x.gz != nil {
-		x.gz.Close()
-	}
-	return x.f.Close()
 }
