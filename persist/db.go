@@ -35,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -66,7 +65,8 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// DefaultDBType is the DB type the operators use when db_type is not given.
+// DefaultDBType is the DB type the operators use when db_type is not given;
+// package persist/badgerdb registers it.
 const DefaultDBType = "badger"
 
 // ErrSeekUnsupported is returned by Cursor.Seek of a DB type whose cursor
@@ -173,8 +173,9 @@ func DBTypes() []string {
 }
 
 // OpenDB opens the DB of type dbType (case-sensitive, as in Caffe2) at path
-// in mode. An unknown type is an error that lists the known ones; open
-// errors name the type, the path and the mode.
+// in mode. An unknown type is an error that lists the registered ones (a
+// DB type is registered when its package, such as persist/minidb, is
+// imported); open errors name the type, the path and the mode.
 func OpenDB(dbType, path string, mode Mode) (DB, error) {
 	if mode != ModeRead && mode != ModeWrite && mode != ModeNew {
 		return nil, fmt.Errorf("persist: cannot open %s DB %q: invalid mode %v", dbType, path, mode)
@@ -183,7 +184,7 @@ func OpenDB(dbType, path string, mode Mode) (DB, error) {
 	open := dbTypes.m[dbType]
 	dbTypes.RUnlock()
 	if open == nil {
-		return nil, fmt.Errorf("persist: unknown DB type %q (opening %q); known types: %s", dbType, path, strings.Join(DBTypes(), ", "))
+		return nil, fmt.Errorf("persist: unknown DB type %q (opening %q); known types: %s (a DB type is registered by importing its package, such as persist/minidb)", dbType, path, listOrNone(DBTypes()))
 	}
 	if path == "" {
 		return nil, fmt.Errorf("persist: cannot open %s DB: empty path", dbType)

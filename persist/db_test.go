@@ -22,7 +22,7 @@ func TestDBRegistry(t *testing.T) {
 		want      string
 	}{
 		{"Minidb", filepath.Join(dir, "x"), persist.ModeNew, `unknown DB type "Minidb"`},
-		{"BADGER", filepath.Join(dir, "x"), persist.ModeNew, "known types: MiniDB, badger, minidb"},
+		{"BADGER", filepath.Join(dir, "x"), persist.ModeNew, "known types: MiniDB, badger, minidb (a DB type is registered by importing its package"},
 		{"minidb", "", persist.ModeNew, "empty path"},
 		{"minidb", filepath.Join(dir, "x"), persist.Mode(7), "invalid mode Mode(7)"},
 	} {
