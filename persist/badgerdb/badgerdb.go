@@ -39,7 +39,7 @@ func openBadgerDB(path string, mode persist.Mode) (persist.DB, error) {
 	st, statErr := os.Stat(path)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
-		return nil, fmt.Errorf("badger: Cannot open db: %s (mode %v): %v", path, mode, statErr)
+		return nil, fmt.Errorf("badger: Cannot open db: %s (mode %v): %w", path, mode, statErr)
 	}
 	if exists && !st.IsDir() {
 		return nil, fmt.Errorf("badger: Cannot open db: %s (mode %v): not a directory (a badger DB is a directory)", path, mode)
@@ -64,7 +64,7 @@ func openBadgerDB(path string, mode persist.Mode) (persist.DB, error) {
 			// which a read-only open cannot do.
 			var rwErr error
 			if db, rwErr = badger.Open(badgerOptions(path)); rwErr != nil {
-				return nil, fmt.Errorf("badger: Cannot open db: %s (mode READ): %v (and read-write: %v)", path, err, rwErr)
+				return nil, fmt.Errorf("badger: Cannot open db: %s (mode READ): %w (and read-write: %w)", path, err, rwErr)
 			}
 		}
 	case persist.ModeWrite, persist.ModeNew:
@@ -75,12 +75,12 @@ func openBadgerDB(path string, mode persist.Mode) (persist.DB, error) {
 		}
 		db, err = badger.Open(badgerOptions(path))
 		if err != nil {
-			return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode %v): %v", path, mode, err)
+			return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode %v): %w", path, mode, err)
 		}
 		if mode == persist.ModeNew && isBadger {
 			if err := db.DropAll(); err != nil {
 				db.Close()
-				return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode NEW): emptying it: %v", path, err)
+				return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode NEW): emptying it: %w", path, err)
 			}
 		}
 	}
@@ -136,7 +136,7 @@ func (d *badgerDB) Close() error {
 	}
 	d.closed = true
 	if err := d.db.Close(); err != nil {
-		return fmt.Errorf("badger %s: close: %v", d.path, err)
+		return fmt.Errorf("badger %s: close: %w", d.path, err)
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (c *badgerCursor) load() error {
 	item := c.it.Item()
 	v, err := item.ValueCopy(c.value[:0])
 	if err != nil {
-		return fmt.Errorf("badger %s: read the value of key %q: %v", c.db.path, item.Key(), err)
+		return fmt.Errorf("badger %s: read the value of key %q: %w", c.db.path, item.Key(), err)
 	}
 	c.value = v
 	c.key = string(item.Key())
@@ -270,7 +270,7 @@ func (t *badgerTxn) Put(key string, value []byte) error {
 		t.wb = t.db.db.NewWriteBatch()
 	}
 	if err := t.wb.Set([]byte(key), append([]byte(nil), value...)); err != nil {
-		return fmt.Errorf("badger %s: put key %q (%d bytes): %v", t.db.path, key, len(value), err)
+		return fmt.Errorf("badger %s: put key %q (%d bytes): %w", t.db.path, key, len(value), err)
 	}
 	return nil
 }
@@ -290,7 +290,7 @@ func (t *badgerTxn) Commit() error {
 		return fmt.Errorf("badger %s: Commit: the DB is closed", t.db.path)
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("badger %s: commit: %v", t.db.path, err)
+		return fmt.Errorf("badger %s: commit: %w", t.db.path, err)
 	}
 	return nil
 }

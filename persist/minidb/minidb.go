@@ -55,7 +55,7 @@ func openMiniDB(path string, mode persist.Mode) (persist.DB, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("minidb: Cannot open file: %s (mode %v): %v", path, mode, err)
+		return nil, fmt.Errorf("minidb: Cannot open file: %s (mode %v): %w", path, mode, err)
 	}
 	return &miniDB{path: path, mode: mode, f: f}, nil
 }
@@ -125,7 +125,7 @@ func (d *miniDB) Close() error {
 	}
 	d.closed = true
 	if err := d.f.Close(); err != nil {
-		return fmt.Errorf("minidb %s: close: %v", d.path, err)
+		return fmt.Errorf("minidb %s: close: %w", d.path, err)
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func (c *miniDBCursor) SeekToFirst() error {
 	}
 	c.valid = false
 	if _, err := c.db.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("minidb %s: rewind: %v", c.db.path, err)
+		return fmt.Errorf("minidb %s: rewind: %w", c.db.path, err)
 	}
 	c.r.Reset(c.db.f)
 	c.off, c.size = 0, 0
@@ -191,7 +191,7 @@ func (c *miniDBCursor) Next() error {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil // a short read of key_len ends the records
 		}
-		return fmt.Errorf("minidb %s: read record at offset %d: %v", c.db.path, start, err)
+		return fmt.Errorf("minidb %s: read record at offset %d: %w", c.db.path, start, err)
 	}
 	n, err = io.ReadFull(c.r, hdr[4:])
 	c.off += int64(n)
@@ -242,7 +242,7 @@ func (c *miniDBCursor) readError(start int64, what string, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return fmt.Errorf("minidb %s: truncated record at offset %d: the file ends inside %s", c.db.path, start, what)
 	}
-	return fmt.Errorf("minidb %s: read record at offset %d: %v", c.db.path, start, err)
+	return fmt.Errorf("minidb %s: read record at offset %d: %w", c.db.path, start, err)
 }
 
 // resizeBytes returns b resized to n bytes, reusing its storage when it can.
@@ -307,13 +307,13 @@ func (t *miniDBTxn) Put(key string, value []byte) error {
 	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(key)))
 	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(value)))
 	if _, err := t.w.Write(hdr[:]); err != nil {
-		return fmt.Errorf("minidb %s: write key %q: %v", t.db.path, key, err)
+		return fmt.Errorf("minidb %s: write key %q: %w", t.db.path, key, err)
 	}
 	if _, err := t.w.WriteString(key); err != nil {
-		return fmt.Errorf("minidb %s: write key %q: %v", t.db.path, key, err)
+		return fmt.Errorf("minidb %s: write key %q: %w", t.db.path, key, err)
 	}
 	if _, err := t.w.Write(value); err != nil {
-		return fmt.Errorf("minidb %s: write key %q: %v", t.db.path, key, err)
+		return fmt.Errorf("minidb %s: write key %q: %w", t.db.path, key, err)
 	}
 	return nil
 }
@@ -327,7 +327,7 @@ func (t *miniDBTxn) Commit() error {
 		return fmt.Errorf("minidb %s: Commit: the DB is closed", t.db.path)
 	}
 	if err := t.w.Flush(); err != nil {
-		return fmt.Errorf("minidb %s: commit: %v", t.db.path, err)
+		return fmt.Errorf("minidb %s: commit: %w", t.db.path, err)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package minidb_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,16 +175,20 @@ func TestMiniDBOneCursorOrTransactionAtATime(t *testing.T) {
 func TestMiniDBOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		path string
-		mode persist.Mode
+		path     string
+		mode     persist.Mode
+		notExist bool // the error wraps fs.ErrNotExist
 	}{
-		{filepath.Join(dir, "missing"), persist.ModeRead},
-		{dir, persist.ModeRead},
-		{filepath.Join(dir, "no", "such", "dir"), persist.ModeNew},
+		{filepath.Join(dir, "missing"), persist.ModeRead, true},
+		{dir, persist.ModeRead, false},
+		{filepath.Join(dir, "no", "such", "dir"), persist.ModeNew, true},
 	} {
 		_, err := persist.OpenDB("minidb", tc.path, tc.mode)
 		if err == nil || !strings.Contains(err.Error(), "Cannot open file: "+tc.path) {
 			t.Errorf("open %s for %v: %v", tc.path, tc.mode, err)
+		}
+		if errors.Is(err, fs.ErrNotExist) != tc.notExist {
+			t.Errorf("open %s for %v: errors.Is(%v, fs.ErrNotExist) = %v", tc.path, tc.mode, err, !tc.notExist)
 		}
 	}
 }

@@ -42,20 +42,20 @@ type idxFile struct {
 func openIdx(path string, magic uint32, ndim int) (*idxFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("mnist: %v", err)
+		return nil, fmt.Errorf("mnist: %w", err)
 	}
 	x := &idxFile{f: f, r: bufio.NewReader(f)}
 	if head, err := x.r.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
 		if x.gz, err = gzip.NewReader(x.r); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("mnist: %s: %v", path, err)
+			return nil, fmt.Errorf("mnist: %s: %w", path, err)
 		}
 		x.r = bufio.NewReader(x.gz)
 	}
 	hdr := make([]byte, 4*(1+ndim))
 	if _, err := io.ReadFull(x.r, hdr[:4]); err != nil {
 		x.Close()
-		return nil, fmt.Errorf("mnist: %s: reading the idx header: %v", path, eofText(err))
+		return nil, fmt.Errorf("mnist: %s: reading the idx header: %w", path, eofText(err))
 	}
 	if got := binary.BigEndian.Uint32(hdr); got != magic {
 		x.Close()
@@ -63,7 +63,7 @@ func openIdx(path string, magic uint32, ndim int) (*idxFile, error) {
 	}
 	if _, err := io.ReadFull(x.r, hdr[4:]); err != nil {
 		x.Close()
-		return nil, fmt.Errorf("mnist: %s: reading the idx header: %v", path, eofText(err))
+		return nil, fmt.Errorf("mnist: %s: reading the idx header: %w", path, eofText(err))
 	}
 	for i := range ndim {
 		x.dims = append(x.dims, binary.BigEndian.Uint32(hdr[4*(i+1):]))

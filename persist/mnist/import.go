@@ -63,10 +63,10 @@ func Import(imagesPath, labelsPath, dbType, path string) (n int, err error) {
 	msg := &netdef.TensorProtos{Protos: []*netdef.TensorProto{image, labelProto}}
 	for i := range int(count) {
 		if _, err := io.ReadFull(images.r, pixels); err != nil {
-			return i, fmt.Errorf("mnist: %s: image %d of %d: %v", imagesPath, i, count, eofText(err))
+			return i, fmt.Errorf("mnist: %s: image %d of %d: %w", imagesPath, i, count, eofText(err))
 		}
 		if _, err := io.ReadFull(labels.r, label[:]); err != nil {
-			return i, fmt.Errorf("mnist: %s: label %d of %d: %v", labelsPath, i, count, eofText(err))
+			return i, fmt.Errorf("mnist: %s: label %d of %d: %w", labelsPath, i, count, eofText(err))
 		}
 		labelProto.Int32Data[0] = int32(label[0])
 		if err := w.PutProtos(fmt.Sprintf("%08d", i), msg); err != nil {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,6 +167,9 @@ func TestImportSmallAndBad(t *testing.T) {
 	if len(recs) != 2 || proto.Unmarshal(recs[1].Value, &msg) != nil || !bytes.Equal(msg.Protos[0].GetByteData(), []byte{7, 8, 9, 10, 11, 12}) ||
 		!slices.Equal(msg.Protos[0].GetDims(), []int64{1, 2, 3}) || msg.Protos[1].GetInt32Data()[0] != 3 {
 		t.Fatalf("records %v", &msg)
+	}
+	if _, err := mnist.Import(filepath.Join(dir, "nope"), lbl, "minidb", filepath.Join(dir, "out")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v, want an error wrapping fs.ErrNotExist", err)
 	}
 	for _, tc := range []struct {
 		name, images, labels, want string

@@ -33,11 +33,11 @@ func Read(imagesPath, labelsPath string) (images, labels *blob.Tensor, err error
 		return nil, nil, fmt.Errorf("mnist: %s: %w", imagesPath, err)
 	}
 	if _, err := io.ReadFull(img.r, blob.Data[uint8](images)); err != nil {
-		return nil, nil, fmt.Errorf("mnist: %s: %d images: %v", imagesPath, count, eofText(err))
+		return nil, nil, fmt.Errorf("mnist: %s: %d images: %w", imagesPath, count, eofText(err))
 	}
 	raw := make([]byte, count)
 	if _, err := io.ReadFull(lab.r, raw); err != nil {
-		return nil, nil, fmt.Errorf("mnist: %s: %d labels: %v", labelsPath, count, eofText(err))
+		return nil, nil, fmt.Errorf("mnist: %s: %d labels: %w", labelsPath, count, eofText(err))
 	}
 	l := make([]int32, count)
 	for i, v := range raw {
