@@ -18,7 +18,6 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
 	"github.com/caffe2go/caffe2go/persist"
 	_ "github.com/caffe2go/caffe2go/persist/badgerdb"
@@ -110,19 +109,13 @@ func TestImportRoundTrip(t *testing.T) {
 	}
 
 	// Through the operators: NCHW uint8 batches and int32 labels.
-	run := func(def *netdef.OperatorDef) {
-		t.Helper()
-		op, err := operators.Create(def, w, -1)
-		if err == nil {
-			err = op.Run()
-		}
-		if err != nil {
+	if err := w.Run(netdef.NewOperator("CreateDB", nil, []string{"reader"}, netdef.ArgString("db", "mnist"), netdef.ArgString("db_type", "badger"))); err != nil {
+		t.Fatal(err)
+	}
+	for batch := range 2 {
+		if err := w.Run(netdef.NewOperator("TensorProtosDBInput", []string{"reader"}, []string{"data", "label"}, netdef.ArgInt("batch_size", 64))); err != nil {
 			t.Fatal(err)
 		}
-	}
-	run(netdef.NewOperator("CreateDB", nil, []string{"reader"}, netdef.ArgString("db", "mnist"), netdef.ArgString("db_type", "badger")))
-	for batch := range 2 {
-		run(netdef.NewOperator("TensorProtosDBInput", []string{"reader"}, []string{"data", "label"}, netdef.ArgInt("batch_size", 64)))
 		data, label := w.Tensor("data"), w.Tensor("label")
 		if data.DataType() != blob.Uint8 || !slices.Equal(data.Dims(), []int{64, 1, 28, 28}) || label.DataType() != blob.Int32 || !slices.Equal(label.Dims(), []int{64}) {
 			t.Fatalf("batch %d: %v %v", batch, data, label)
