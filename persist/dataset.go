@@ -536,7 +536,7 @@ const writerCommitEvery = 1024
 // TensorProtosWriter writes a dataset DB: records whose values are
 // serialized TensorProtos, the format TensorProtosDBInput reads. A badger
 // DB visits keys in byte order, so keys that should be read in writing
-// order must sort that way (ImportMNIST uses zero-padded numbers).
+// order must sort that way (mnist.Import uses zero-padded numbers).
 type TensorProtosWriter struct {
 	dbType, path string
 	db           DB

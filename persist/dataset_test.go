@@ -1,4 +1,4 @@
-package persist
+package persist_test
 
 import (
 	"fmt"
@@ -15,13 +15,15 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
+	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/dbtest"
 )
 
 // writeDataset writes n records keyed %04d: a float32 [2] {i, -i}, an
 // int32 scalar i and a string [1] "r<i>".
 func writeDataset(t testing.TB, typ, path string, n int) {
 	t.Helper()
-	got, err := WriteTensorProtosDB(typ, path, func(put func(string, ...*blob.Tensor) error) error {
+	got, err := persist.WriteTensorProtosDB(typ, path, func(put func(string, ...*blob.Tensor) error) error {
 		for i := range n {
 			if err := put(fmt.Sprintf("%04d", i),
 				blob.MustFromSlice([]float32{float32(i), -float32(i)}, 2),
@@ -50,7 +52,7 @@ func dbInput(batch int64, outputs ...string) *netdef.OperatorDef {
 func labels(t *blob.Tensor) []int32 { return slices.Clone(blob.Data[int32](t)) }
 
 func TestTensorProtosDBInputBatches(t *testing.T) {
-	for _, typ := range dbTypesUnderTest {
+	for _, typ := range persist.DBTypes() {
 		t.Run(typ, func(t *testing.T) {
 			w := newWS(t)
 			writeDataset(t, typ, filepath.Join(w.Root, "ds"), 5)
@@ -115,7 +117,7 @@ func TestDBReaderSharding(t *testing.T) {
 	writeDataset(t, "badger", filepath.Join(w.Root, "ds"), n)
 	seen := map[int32]int{}
 	for s := range shards {
-		r, err := NewDBReader("badger", filepath.Join(w.Root, "ds"), DBReaderOptions{NumShards: shards, ShardID: s})
+		r, err := persist.NewDBReader("badger", filepath.Join(w.Root, "ds"), persist.DBReaderOptions{NumShards: shards, ShardID: s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +165,7 @@ func TestDBReaderShuffle(t *testing.T) {
 	path := filepath.Join(w.Root, "ds")
 	writeDataset(t, "badger", path, n)
 	epochs := func(seed uint64, shards, shard int) [][]string {
-		r, err := NewDBReader("badger", path, DBReaderOptions{Shuffle: true, Seed: seed, NumShards: shards, ShardID: shard})
+		r, err := persist.NewDBReader("badger", path, persist.DBReaderOptions{Shuffle: true, Seed: seed, NumShards: shards, ShardID: shard})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,14 +274,14 @@ func TestTensorProtosDBInputErrors(t *testing.T) {
 	writeDataset(t, "badger", filepath.Join(w.Root, "ds"), 3)
 	// Records whose second field changes shape, and one that is not a
 	// TensorProtos.
-	_, err := WriteTensorProtosDB("minidb", filepath.Join(w.Root, "ragged"), func(put func(string, ...*blob.Tensor) error) error {
+	_, err := persist.WriteTensorProtosDB("minidb", filepath.Join(w.Root, "ragged"), func(put func(string, ...*blob.Tensor) error) error {
 		put("a", blob.MustFromSlice([]float32{1, 2}, 2))
 		return put("b", blob.MustFromSlice([]float32{1, 2, 3}, 3))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeAll(t, "minidb", filepath.Join(w.Root, "junk"), ModeNew, miniRecord{"a", []byte{0xff, 0xff, 0xff}})
+	dbtest.WriteAll(t, "minidb", filepath.Join(w.Root, "junk"), persist.ModeNew, dbtest.Record{Key: "a", Value: []byte{0xff, 0xff, 0xff}})
 	w.Feed("notreader", blob.MustFromSlice([]float32{1}, 1))
 
 	mustRun(t, w, createDB("ds", "badger"))
@@ -293,7 +295,7 @@ func TestTensorProtosDBInputErrors(t *testing.T) {
 	wantErr(t, w, netdef.NewOperator("CreateDB", nil, []string{"r"}), "Must specify a db name.")
 	wantErr(t, w, dbInput(-1, "x"), "invalid batch_size")
 	// An empty DB opens but cannot be read.
-	writeAll(t, "badger", filepath.Join(w.Root, "empty"), ModeNew)
+	dbtest.WriteAll(t, "badger", filepath.Join(w.Root, "empty"), persist.ModeNew)
 	mustRun(t, w, createDB("empty", "badger"))
 	wantErr(t, w, dbInput(1, "x"), "has no records")
 }
@@ -303,7 +305,7 @@ func TestDBReaderBlob(t *testing.T) {
 	writeDataset(t, "badger", filepath.Join(w.Root, "ds"), 6)
 	mustRun(t, w, createDB("ds", "badger"))
 	b := w.Blobs["reader"]
-	r := b.Get().(*DBReader)
+	r := b.Get().(*persist.DBReader)
 	if b.TypeName() != "DBReader" || r.DBType() != "badger" || r.Source() != filepath.Join(w.Root, "ds") {
 		t.Fatalf("reader blob: %s %v", b.TypeName(), r)
 	}
@@ -325,7 +327,7 @@ func TestDBReaderBlob(t *testing.T) {
 	if _, err := blob.DeserializeBlob(data, &nb); err != nil {
 		t.Fatal(err)
 	}
-	r2 := nb.Get().(*DBReader)
+	r2 := nb.Get().(*persist.DBReader)
 	defer r2.Close()
 	if k, _, err := r2.Read(); err != nil || k != "0002" {
 		t.Fatalf("the deserialized reader reads %q, %v; want 0002", k, err)
@@ -345,7 +347,7 @@ func TestDBReaderBlob(t *testing.T) {
 	fresh := optest.NewWorkspace()
 	fresh.Root = w.Root
 	mustRun(t, fresh, loadDef("minidb", "readers", []string{"reader"}))
-	r3, ok := fresh.Blobs["reader"].Get().(*DBReader)
+	r3, ok := fresh.Blobs["reader"].Get().(*persist.DBReader)
 	if !ok {
 		t.Fatalf("loaded %s, want a DBReader", fresh.Blobs["reader"].TypeName())
 	}
@@ -353,7 +355,7 @@ func TestDBReaderBlob(t *testing.T) {
 
 	// CreateDB run again reopens the same reader.
 	mustRun(t, w, createDB("ds", "badger"))
-	if w.Blobs["reader"].Get().(*DBReader) != r {
+	if w.Blobs["reader"].Get().(*persist.DBReader) != r {
 		t.Error("CreateDB run again must reuse the reader it made")
 	}
 	if k, _, _ := r.Read(); k != "0000" {
@@ -380,7 +382,7 @@ func TestLoadFromDBReader(t *testing.T) {
 
 func TestTensorProtosWriter(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewTensorProtosWriter("minidb", filepath.Join(dir, "d"))
+	w, err := persist.NewTensorProtosWriter("minidb", filepath.Join(dir, "d"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,20 +404,20 @@ func TestTensorProtosWriter(t *testing.T) {
 	if err := w.Put("c", blob.MustFromSlice([]float32{1}, 1)); err == nil {
 		t.Error("Put after Close must fail")
 	}
-	recs, _ := readAll(t, "minidb", filepath.Join(dir, "d"))
+	recs, _ := dbtest.ReadAll("minidb", filepath.Join(dir, "d"))
 	var msg netdef.TensorProtos
-	if len(recs) != 1 || proto.Unmarshal(recs[0].value, &msg) != nil || len(msg.Protos) != 1 || msg.Protos[0].Name != nil || msg.Protos[0].Segment != nil {
+	if len(recs) != 1 || proto.Unmarshal(recs[0].Value, &msg) != nil || len(msg.Protos) != 1 || msg.Protos[0].Name != nil || msg.Protos[0].Segment != nil {
 		t.Fatalf("records %v, protos %v", recs, &msg)
 	}
 	// An error from the record function is returned and stops writing.
-	n, err := WriteTensorProtosDB("badger", filepath.Join(dir, "e"), func(put func(string, ...*blob.Tensor) error) error {
+	n, err := persist.WriteTensorProtosDB("badger", filepath.Join(dir, "e"), func(put func(string, ...*blob.Tensor) error) error {
 		put("a", blob.Scalar(float32(1)))
 		return fmt.Errorf("stop")
 	})
 	if err == nil || err.Error() != "stop" || n != 1 {
 		t.Errorf("WriteTensorProtosDB: %d, %v", n, err)
 	}
-	if _, err := WriteTensorProtosDB("nosuch", filepath.Join(dir, "f"), nil); err == nil {
+	if _, err := persist.WriteTensorProtosDB("nosuch", filepath.Join(dir, "f"), nil); err == nil {
 		t.Error("an unknown DB type must fail")
 	}
 }
@@ -435,7 +437,7 @@ func mustMarshal(t testing.TB, m proto.Message) []byte {
 func BenchmarkTensorProtosDBInput(b *testing.B) {
 	w := newWS(b)
 	img := make([]uint8, 784)
-	_, err := WriteTensorProtosDB("badger", filepath.Join(w.Root, "ds"), func(put func(string, ...*blob.Tensor) error) error {
+	_, err := persist.WriteTensorProtosDB("badger", filepath.Join(w.Root, "ds"), func(put func(string, ...*blob.Tensor) error) error {
 		for i := range 4096 {
 			img[i%784] = uint8(i)
 			if err := put(fmt.Sprintf("%08d", i), blob.MustFromSlice(img, 1, 28, 28), blob.Scalar(int32(i%10))); err != nil {

@@ -6,11 +6,13 @@
 //   - DB, Cursor and Transaction: a small key-value store interface with
 //     Caffe2's three open modes (ModeNew, ModeWrite, ModeRead), and OpenDB,
 //     which picks an implementation by type name from a registry
-//     (RegisterDBType). Two types are built in: "minidb" (also "MiniDB"),
-//     Caffe2's flat file of length-prefixed records, byte for byte; and
+//     (RegisterDBType). Two packages register DB types when imported:
+//     persist/minidb, "minidb" (also "MiniDB"), Caffe2's flat file of
+//     length-prefixed records, byte for byte; and persist/badgerdb,
 //     "badger" (DefaultDBType), a badger/v4 database directory whose cursor
-//     visits keys in sorted order. Type names are case-sensitive, as in
-//     Caffe2.
+//     visits keys in sorted order. Package workspace imports both. Type
+//     names are case-sensitive, as in Caffe2. Package persist/dbtest checks
+//     a DB type against the contract of these interfaces.
 //   - The operators Save, Load, Checkpoint (also registered as Snapshot),
 //     DBExists, CreateDB and TensorProtosDBInput, registered for the CPU in
 //     this package's init, with Caffe2's arguments and error texts. Their
@@ -19,8 +21,8 @@
 //   - Datasets: DBReader (the value a CreateDB blob holds: a cursor that wraps
 //     around at the end, with Caffe2's sharding and an optional seeded
 //     per-epoch shuffle), TensorProtosWriter and WriteTensorProtosDB to write
-//     records of serialized TensorProtos, and ImportMNIST, which converts the
-//     MNIST idx files into such a DB.
+//     records of serialized TensorProtos (package persist/mnist imports the
+//     MNIST files into such a DB).
 //
 // Keys and values follow Caffe2's Save: a tensor blob is written as one
 // record per chunk of blob.DefaultChunkSize elements, keyed name#%k, whose
@@ -33,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -64,7 +65,8 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// DefaultDBType is the DB type the operators use when db_type is not given.
+// DefaultDBType is the DB type the operators use when db_type is not given;
+// package persist/badgerdb registers it.
 const DefaultDBType = "badger"
 
 // ErrSeekUnsupported is returned by Cursor.Seek of a DB type whose cursor
@@ -131,18 +133,31 @@ var dbTypes = struct {
 }{m: map[string]OpenFunc{}}
 
 // RegisterDBType makes open the implementation of DB type name for OpenDB.
-// It is meant for init functions and panics when name is empty, open is nil
-// or name is taken ("minidb", "MiniDB" and "badger" are built in).
-func RegisterDBType(name string, open OpenFunc) {
-	if name == "" || open == nil {
-		panic("persist: RegisterDBType needs a name and an open function")
+// It fails when name is empty, open is nil or name is taken; the error
+// names the type. DB types register in their package's init, with
+// MustRegisterDBType.
+func RegisterDBType(name string, open OpenFunc) error {
+	if name == "" {
+		return errors.New("persist: cannot register a DB type with an empty name")
+	}
+	if open == nil {
+		return fmt.Errorf("persist: cannot register DB type %q: nil open function", name)
 	}
 	dbTypes.Lock()
 	defer dbTypes.Unlock()
 	if _, dup := dbTypes.m[name]; dup {
-		panic("persist: RegisterDBType called twice for DB type " + name)
+		return fmt.Errorf("persist: cannot register DB type %q: already registered", name)
 	}
 	dbTypes.m[name] = open
+	return nil
+}
+
+// MustRegisterDBType is RegisterDBType for init functions: it panics with
+// RegisterDBType's error.
+func MustRegisterDBType(name string, open OpenFunc) {
+	if err := RegisterDBType(name, open); err != nil {
+		panic(err)
+	}
 }
 
 // DBTypes returns the registered DB type names, sorted.
@@ -158,8 +173,9 @@ func DBTypes() []string {
 }
 
 // OpenDB opens the DB of type dbType (case-sensitive, as in Caffe2) at path
-// in mode. An unknown type is an error that lists the known ones; open
-// errors name the type, the path and the mode.
+// in mode. An unknown type is an error that lists the registered ones (a
+// DB type is registered when its package, such as persist/minidb, is
+// imported); open errors name the type, the path and the mode.
 func OpenDB(dbType, path string, mode Mode) (DB, error) {
 	if mode != ModeRead && mode != ModeWrite && mode != ModeNew {
 		return nil, fmt.Errorf("persist: cannot open %s DB %q: invalid mode %v", dbType, path, mode)
@@ -168,7 +184,7 @@ func OpenDB(dbType, path string, mode Mode) (DB, error) {
 	open := dbTypes.m[dbType]
 	dbTypes.RUnlock()
 	if open == nil {
-		return nil, fmt.Errorf("persist: unknown DB type %q (opening %q); known types: %s", dbType, path, strings.Join(DBTypes(), ", "))
+		return nil, fmt.Errorf("persist: unknown DB type %q (opening %q); known types: %s (a DB type is registered by importing its package, such as persist/minidb)", dbType, path, listOrNone(DBTypes()))
 	}
 	if path == "" {
 		return nil, fmt.Errorf("persist: cannot open %s DB: empty path", dbType)

@@ -2,7 +2,28 @@
 // database per directory, no server) that holds NetDefs by name and
 // crash-safe training checkpoints, and Caffe2's persistence operators (Save,
 // Load, Checkpoint, DBExists, CreateDB, TensorProtosDBInput) over pluggable
-// DB types, with Caffe2's minidb file format for interop (see OpenDB).
+// DB types (see OpenDB and RegisterDBType).
+//
+// # Packages
+//
+// The DB types, and what is built on DBs without being part of them, are
+// subpackages; they import persist, never the reverse:
+//
+//   - persist/minidb registers the DB types "minidb" and "MiniDB", Caffe2's
+//     minidb file format byte for byte, for interop with Caffe2.
+//   - persist/badgerdb registers "badger" (DefaultDBType), a badger
+//     directory with sorted keys and Seek.
+//   - persist/dbtest is the contract every DB type meets, as a test suite
+//     (dbtest.TestDB), run over every type DBTypes lists.
+//   - persist/mnist reads the MNIST idx files and imports them into a
+//     dataset DB for TensorProtosDBInput.
+//
+// A DB type registers itself when its package is imported, as an image
+// format does with package image. Package workspace imports minidb and
+// badgerdb, so users of workspace have both; a program that uses persist's
+// operators without workspace imports the ones it needs:
+//
+//	import _ "github.com/caffe2go/caffe2go/persist/minidb"
 //
 // # Store
 //

@@ -1,4 +1,4 @@
-package persist
+package persist_test
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
+	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/dbtest"
 )
-
-var dbTypesUnderTest = []string{"minidb", "badger"}
 
 // newWS returns a map workspace whose root folder is a fresh temp dir.
 func newWS(t testing.TB) *optest.Workspace {
@@ -141,7 +141,7 @@ func TestSaveLoadEveryDTypeAndZeroSize(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	for _, typ := range dbTypesUnderTest {
+	for _, typ := range persist.DBTypes() {
 		t.Run(typ, func(t *testing.T) {
 			w := newWS(t)
 			for _, n := range names {
@@ -184,14 +184,13 @@ func TestSaveMiniDBDecodes(t *testing.T) {
 	w.Feed("iter", blob.MustFromSlice([]int64{7}, 1))
 	w.CreateBlob("my_string").Set([]byte("hello"))
 	mustRun(t, w, saveDef("minidb", "m.minidb", []string{"fc_w", "iter", "my_string"}))
-	data, err := os.ReadFile(filepath.Join(w.Root, "m.minidb"))
+	recs, err := dbtest.ReadAll("minidb", filepath.Join(w.Root, "m.minidb"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := splitMiniFile(t, data)
 	keys := []string{}
 	for _, r := range recs {
-		keys = append(keys, r.key)
+		keys = append(keys, r.Key)
 	}
 	if want := []string{"fc_w#%0", "iter#%0", "my_string"}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %q, want %q (input order)", keys, want)
@@ -199,12 +198,12 @@ func TestSaveMiniDBDecodes(t *testing.T) {
 	protocPath, protocErr := exec.LookPath("protoc")
 	for _, r := range recs {
 		var bp netdef.BlobProto
-		if err := proto.Unmarshal(r.value, &bp); err != nil {
-			t.Fatalf("%s: %v", r.key, err)
+		if err := proto.Unmarshal(r.Value, &bp); err != nil {
+			t.Fatalf("%s: %v", r.Key, err)
 		}
-		name := blob.BlobNameFromKey(r.key)
+		name := blob.BlobNameFromKey(r.Key)
 		if bp.GetName() != name {
-			t.Errorf("%s: BlobProto name %q", r.key, bp.GetName())
+			t.Errorf("%s: BlobProto name %q", r.Key, bp.GetName())
 		}
 		switch name {
 		case "fc_w":
@@ -226,13 +225,13 @@ func TestSaveMiniDBDecodes(t *testing.T) {
 			continue
 		}
 		cmd := exec.Command(protocPath, "--decode=caffe2.BlobProto", "-I", "../netdef", "caffe2.proto")
-		cmd.Stdin = bytes.NewReader(r.value)
+		cmd.Stdin = bytes.NewReader(r.Value)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("protoc --decode of %s: %v\n%s", r.key, err, out)
+			t.Fatalf("protoc --decode of %s: %v\n%s", r.Key, err, out)
 		}
 		if !strings.Contains(string(out), fmt.Sprintf("name: %q", name)) {
-			t.Errorf("protoc output for %s lacks the name:\n%s", r.key, out)
+			t.Errorf("protoc output for %s lacks the name:\n%s", r.Key, out)
 		}
 		if name == "fc_w" && (!strings.Contains(string(out), "dims: 2") || !strings.Contains(string(out), "float_data: 6") || !strings.Contains(string(out), `type: "Tensor"`)) {
 			t.Errorf("protoc output for fc_w:\n%s", out)
@@ -292,23 +291,16 @@ func handBlob(name, typ string, tensor, content []byte) []byte {
 	return b
 }
 
-func mustBlobProto(t testing.TB, name string, data []float32, dims ...int64) []byte {
-	return handBlob(name, "Tensor", handTensor(name, dims, data, []int64{0, int64(len(data))}), nil)
-}
-
 func TestLoadHandBuiltMiniDB(t *testing.T) {
 	w := newWS(t)
 	// A 2×3 tensor in two chunks stored in reverse order, an unchunked one
 	// without a segment, and a string blob.
-	file := miniFile(
-		miniRecord{"w#%1", handBlob("w", "Tensor", handTensor("w", []int64{2, 3}, []float32{4, 5, 6}, []int64{3, 6}), nil)},
-		miniRecord{"b", handBlob("b", "Tensor", handTensor("b", []int64{2}, []float32{-1, 1}, nil), nil)},
-		miniRecord{"w#%0", handBlob("w", "Tensor", handTensor("w", []int64{2, 3}, []float32{1, 2, 3}, []int64{0, 3}), nil)},
-		miniRecord{"note", handBlob("note", "std::string", nil, []byte("caffe2"))},
+	dbtest.WriteAll(t, "minidb", filepath.Join(w.Root, "hand.minidb"), persist.ModeNew,
+		dbtest.Record{Key: "w#%1", Value: handBlob("w", "Tensor", handTensor("w", []int64{2, 3}, []float32{4, 5, 6}, []int64{3, 6}), nil)},
+		dbtest.Record{Key: "b", Value: handBlob("b", "Tensor", handTensor("b", []int64{2}, []float32{-1, 1}, nil), nil)},
+		dbtest.Record{Key: "w#%0", Value: handBlob("w", "Tensor", handTensor("w", []int64{2, 3}, []float32{1, 2, 3}, []int64{0, 3}), nil)},
+		dbtest.Record{Key: "note", Value: handBlob("note", "std::string", nil, []byte("caffe2"))},
 	)
-	if err := os.WriteFile(filepath.Join(w.Root, "hand.minidb"), file, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	mustRun(t, w, loadDef("minidb", "hand.minidb", []string{"w", "b", "note"}))
 	if got := w.Tensor("w"); !sameTensor(got, blob.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)) {
 		t.Errorf("w = %v %v", got, blob.Data[float32](got))
@@ -322,7 +314,7 @@ func TestLoadHandBuiltMiniDB(t *testing.T) {
 }
 
 func TestSaveLoadNameRules(t *testing.T) {
-	for _, typ := range dbTypesUnderTest {
+	for _, typ := range persist.DBTypes() {
 		t.Run(typ, func(t *testing.T) {
 			w := newWS(t)
 			wv := blob.MustFromSlice([]float32{1, 2}, 2)
@@ -335,13 +327,13 @@ func TestSaveLoadNameRules(t *testing.T) {
 			mustRun(t, w, saveDef(typ, "stripped", in, netdef.ArgString("strip_prefix", "gpu_0/")))
 			mustRun(t, w, saveDef(typ, "full", in))
 			mustRun(t, w, saveDef(typ, "over", in, netdef.ArgStrings("blob_name_overrides", "A", "B", "C")))
-			recs, err := readAll(t, typ, filepath.Join(w.Root, "stripped"))
+			recs, err := dbtest.ReadAll(typ, filepath.Join(w.Root, "stripped"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var keys []string
 			for _, r := range recs {
-				keys = append(keys, r.key)
+				keys = append(keys, r.Key)
 			}
 			slices.Sort(keys)
 			if !slices.Equal(keys, []string{"b#%0", "w#%0", "x#%0"}) {
@@ -445,16 +437,16 @@ func TestSaveLoadChunks(t *testing.T) {
 		{0, []string{"w#%0"}}, // no chunking
 		{-1, []string{"w#%0"}},
 	} {
-		for _, typ := range dbTypesUnderTest {
+		for _, typ := range persist.DBTypes() {
 			db := fmt.Sprintf("chunk%d_%s", tc.chunk, typ)
 			mustRun(t, w, saveDef(typ, db, []string{"w"}, netdef.ArgInt("chunk_size", tc.chunk)))
-			recs, err := readAll(t, typ, filepath.Join(w.Root, db))
+			recs, err := dbtest.ReadAll(typ, filepath.Join(w.Root, db))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var keys []string
 			for _, r := range recs {
-				keys = append(keys, r.key)
+				keys = append(keys, r.Key)
 			}
 			if !slices.Equal(keys, tc.keys) {
 				t.Errorf("%s chunk_size %d: keys %q, want %q", typ, tc.chunk, keys, tc.keys)
@@ -468,10 +460,12 @@ func TestSaveLoadChunks(t *testing.T) {
 		}
 	}
 	// Chunks in any order: reverse the records of the 3-chunk minidb.
-	data, _ := os.ReadFile(filepath.Join(w.Root, "chunk4_minidb"))
-	recs := splitMiniFile(t, data)
+	recs, err := dbtest.ReadAll("minidb", filepath.Join(w.Root, "chunk4_minidb"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	slices.Reverse(recs)
-	os.WriteFile(filepath.Join(w.Root, "reversed"), miniFile(recs...), 0o644)
+	dbtest.WriteAll(t, "minidb", filepath.Join(w.Root, "reversed"), persist.ModeNew, recs...)
 	fresh := optest.NewWorkspace()
 	fresh.Root = w.Root
 	mustRun(t, fresh, loadDef("minidb", "reversed", []string{"w"}))
@@ -489,13 +483,15 @@ func TestSaveLoadAboveDefaultChunkSize(t *testing.T) {
 	w := newWS(t)
 	w.Feed("big", blob.MustFromSlice(data, n))
 	mustRun(t, w, saveDef("minidb", "big.minidb", []string{"big"}))
-	raw, _ := os.ReadFile(filepath.Join(w.Root, "big.minidb"))
-	recs := splitMiniFile(t, raw)
-	if len(recs) != 2 || recs[0].key != "big#%0" || recs[1].key != "big#%1" {
-		t.Fatalf("records: %d, first key %q", len(recs), recs[0].key)
+	recs, err := dbtest.ReadAll("minidb", filepath.Join(w.Root, "big.minidb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Key != "big#%0" || recs[1].Key != "big#%1" {
+		t.Fatalf("records: %d, first key %q", len(recs), recs[0].Key)
 	}
 	var second netdef.BlobProto
-	if err := proto.Unmarshal(recs[1].value, &second); err != nil {
+	if err := proto.Unmarshal(recs[1].Value, &second); err != nil {
 		t.Fatal(err)
 	}
 	if s := second.GetTensor().GetSegment(); s.GetBegin() != int64(blob.DefaultChunkSize) || s.GetEnd() != int64(n) {
@@ -518,16 +514,22 @@ func TestLoadBadRecords(t *testing.T) {
 	mustRun(t, w, saveDef("badger", "goodb", []string{"w"}))
 	mustRun(t, w, saveDef("minidb", "v", []string{"v"}))
 	good, _ := os.ReadFile(filepath.Join(w.Root, "good"))
-	recs := splitMiniFile(t, good)
+	recs, err := dbtest.ReadAll("minidb", filepath.Join(w.Root, "good"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	write := func(name string, data []byte) string {
 		os.WriteFile(filepath.Join(w.Root, name), data, 0o644)
 		return name
 	}
-	corrupt := bytes.Clone(good)
-	for i := len(miniFile(recs[0])) + 8 + len(recs[1].key); i < len(miniFile(recs[0], recs[1])); i++ {
-		corrupt[i] = 0xff
+	// writeRecs writes recs, in this order, into the minidb name.
+	writeRecs := func(name string, recs ...dbtest.Record) string {
+		dbtest.WriteAll(t, "minidb", filepath.Join(w.Root, name), persist.ModeNew, recs...)
+		return name
 	}
-	str := miniRecord{"s", handBlob("s", "std::string", nil, []byte("x"))}
+	// The good DB with the value of its second record overwritten.
+	corrupt := []dbtest.Record{recs[0], {Key: recs[1].Key, Value: bytes.Repeat([]byte{0xff}, len(recs[1].Value))}, recs[2]}
+	str := dbtest.Record{Key: "s", Value: handBlob("s", "std::string", nil, []byte("x"))}
 	for _, tc := range []struct {
 		name    string
 		def     *netdef.OperatorDef
@@ -535,14 +537,14 @@ func TestLoadBadRecords(t *testing.T) {
 		want    []string
 	}{
 		{"truncated", loadDef("minidb", write("trunc", good[:len(good)-3]), []string{"w"}), nil, []string{"truncated record at offset", "trunc"}},
-		{"corrupted", loadDef("minidb", write("corrupt", corrupt), []string{"w"}), nil, []string{"Couldn't parse Proto", `key "w#%1"`}},
-		{"missing chunk", loadDef("minidb", write("gap", miniFile(recs[0], recs[2])), []string{"w"}), nil, []string{"Data size mismatch for blob w. Expected: 10 Read: 6"}},
-		{"extra chunk", loadDef("minidb", write("extra", miniFile(recs[0], recs[1], recs[2], recs[1])), []string{"w"}, netdef.ArgInt("load_all", 1)), nil, []string{"Found an extra part for an already filled tensor: w"}},
-		{"parts too big", loadDef("minidb", write("big", miniFile(recs[0], miniRecord{"w#%1", handBlob("w", "Tensor", handTensor("w", []int64{10}, []float32{1, 2, 3, 4, 5, 6, 7, 8}, []int64{2, 10}), nil)})), []string{"w"}), nil, []string{"Tensor parts are bigger than target size for tensor: w"}},
-		{"no segment", loadDef("minidb", write("noseg", miniFile(recs[0], miniRecord{"w#%1", handBlob("w", "Tensor", handTensor("w", []int64{10}, make([]float32, 10), nil), nil)})), []string{"w"}), nil, []string{"Partial tensor must have a segment: w"}},
-		{"chunk dims differ", loadDef("minidb", write("dims", miniFile(recs[0], miniRecord{"w#%1", handBlob("w", "Tensor", handTensor("w", []int64{2, 5}, []float32{1}, []int64{4, 5}), nil)})), []string{"w"}), nil, []string{"chunk of tensor w"}},
-		{"field size", loadDef("minidb", write("field", miniFile(miniRecord{"w#%0", handBlob("w", "Tensor", handTensor("w", []int64{3}, []float32{1, 2}, []int64{0, 3}), nil)})), []string{"w"}), nil, []string{"Incorrect proto field size"}},
-		{"string twice", loadDef("minidb", write("str2", miniFile(str, str)), []string{"s"}, netdef.ArgInt("load_all", 1)), nil, []string{"Blob duplicated: s"}},
+		{"corrupted", loadDef("minidb", writeRecs("corrupt", corrupt...), []string{"w"}), nil, []string{"Couldn't parse Proto", `key "w#%1"`}},
+		{"missing chunk", loadDef("minidb", writeRecs("gap", recs[0], recs[2]), []string{"w"}), nil, []string{"Data size mismatch for blob w. Expected: 10 Read: 6"}},
+		{"extra chunk", loadDef("minidb", writeRecs("extra", recs[0], recs[1], recs[2], recs[1]), []string{"w"}, netdef.ArgInt("load_all", 1)), nil, []string{"Found an extra part for an already filled tensor: w"}},
+		{"parts too big", loadDef("minidb", writeRecs("big", recs[0], dbtest.Record{Key: "w#%1", Value: handBlob("w", "Tensor", handTensor("w", []int64{10}, []float32{1, 2, 3, 4, 5, 6, 7, 8}, []int64{2, 10}), nil)}), []string{"w"}), nil, []string{"Tensor parts are bigger than target size for tensor: w"}},
+		{"no segment", loadDef("minidb", writeRecs("noseg", recs[0], dbtest.Record{Key: "w#%1", Value: handBlob("w", "Tensor", handTensor("w", []int64{10}, make([]float32, 10), nil), nil)}), []string{"w"}), nil, []string{"Partial tensor must have a segment: w"}},
+		{"chunk dims differ", loadDef("minidb", writeRecs("dims", recs[0], dbtest.Record{Key: "w#%1", Value: handBlob("w", "Tensor", handTensor("w", []int64{2, 5}, []float32{1}, []int64{4, 5}), nil)}), []string{"w"}), nil, []string{"chunk of tensor w"}},
+		{"field size", loadDef("minidb", writeRecs("field", dbtest.Record{Key: "w#%0", Value: handBlob("w", "Tensor", handTensor("w", []int64{3}, []float32{1, 2}, []int64{0, 3}), nil)}), []string{"w"}), nil, []string{"Incorrect proto field size"}},
+		{"string twice", loadDef("minidb", writeRecs("str2", str, str), []string{"s"}, netdef.ArgInt("load_all", 1)), nil, []string{"Blob duplicated: s"}},
 		{"duplicate across dbs", netdef.NewOperator("Load", nil, []string{"w"}, netdef.ArgStrings("dbs", "good", "other"), netdef.ArgString("db_type", "minidb"), netdef.ArgInt("allow_incomplete", 1)), nil, []string{"Duplicate Key w is found!"}},
 		{"duplicate across dbs, load_all", netdef.NewOperator("Load", nil, nil, netdef.ArgStrings("dbs", "v", "good", "other"), netdef.ArgString("db_type", "minidb"), netdef.ArgInt("load_all", 1)), nil, []string{"Duplicate Key w is found!"}},
 		{"minidb read as badger", loadDef("badger", "good", []string{"w"}), nil, []string{"Cannot open db for reading", "not a directory"}},
@@ -564,7 +566,7 @@ func TestLoadBadRecords(t *testing.T) {
 }
 
 func TestLoadMultipleDBs(t *testing.T) {
-	for _, typ := range dbTypesUnderTest {
+	for _, typ := range persist.DBTypes() {
 		w := newWS(t)
 		w.Feed("a", blob.MustFromSlice([]float32{1}, 1))
 		w.Feed("b", blob.MustFromSlice([]int32{2}, 1))
@@ -616,8 +618,8 @@ func TestSavePaths(t *testing.T) {
 	}
 	// Badger is the default db_type.
 	mustRun(t, w, netdef.NewOperator("Save", []string{"a"}, nil, netdef.ArgString("db", "dflt")))
-	if _, err := os.Stat(filepath.Join(w.Root, "dflt", badgerManifest)); err != nil {
-		t.Errorf("the default db_type must be badger: %v", err)
+	if !persist.DBExists("badger", filepath.Join(w.Root, "dflt")) {
+		t.Error("the default db_type must be badger")
 	}
 	fresh := optest.NewWorkspace()
 	fresh.Root = w.Root
@@ -700,58 +702,6 @@ func TestCheckpointOp(t *testing.T) {
 	}
 }
 
-func TestFormatIterPattern(t *testing.T) {
-	for _, tc := range []struct {
-		pattern string
-		iter    int64
-		want    string
-	}{
-		{"ckpt_%08d.db", 42, "ckpt_00000042.db"},
-		{"c_%lld", 7, "c_7"},
-		{"c_%ld_%%", 7, "c_7_%"},
-		{"x%5i", 12, "x   12"},
-		{"%x", 255, "ff"},
-		{"%-4u|", 3, "3   |"},
-		{"plain", 9, "plain"},
-	} {
-		got, err := formatIterPattern(tc.pattern, tc.iter)
-		if err != nil || got != tc.want {
-			t.Errorf("formatIterPattern(%q, %d) = %q, %v; want %q", tc.pattern, tc.iter, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"%", "a%08", "%f", "%d%d", "%s"} {
-		if _, err := formatIterPattern(bad, 1); err == nil {
-			t.Errorf("formatIterPattern(%q) must fail", bad)
-		}
-	}
-}
-
-// fuzzLoad runs Load (load_all) over a fuzzed minidb file: it may fail but
-// must not panic. Records whose tensors would need more than 2^20 elements
-// are skipped, as the blob package accepts up to 16 GiB from a record.
-func fuzzLoad(t *testing.T, path string, recs []miniRecord) {
-	for _, r := range recs {
-		var bp netdef.BlobProto
-		if proto.Unmarshal(r.value, &bp) != nil || bp.Tensor == nil {
-			continue
-		}
-		n := int64(1)
-		for _, d := range bp.Tensor.GetDims() {
-			if d < 0 {
-				n = 0
-				break
-			}
-			if d > 0 && n > (1<<20)/d {
-				return
-			}
-			n *= d
-		}
-	}
-	w := optest.NewWorkspace()
-	_ = runOp(w, netdef.NewOperator("Load", nil, nil, netdef.ArgString("db", path), netdef.ArgString("db_type", "minidb"),
-		netdef.ArgInt("absolute_path", 1), netdef.ArgInt("load_all", 1)))
-}
-
 // BenchmarkSaveLoad saves and loads one 64 MiB float32 tensor (67 chunks
 // of the default size) per DB type; the MB/s count the tensor's bytes.
 func BenchmarkSaveLoad(b *testing.B) {
@@ -760,7 +710,7 @@ func BenchmarkSaveLoad(b *testing.B) {
 	for i := range data {
 		data[i] = float32(i)
 	}
-	for _, typ := range dbTypesUnderTest {
+	for _, typ := range persist.DBTypes() {
 		w := newWS(b)
 		w.Feed("p", blob.MustFromSlice(data, n))
 		b.Run("save/"+typ, func(b *testing.B) {

@@ -10,6 +10,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/mnist"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -154,7 +155,7 @@ func utilsMakeMNISTDB(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	if !filepath.IsAbs(output) {
 		output = filepath.Join(workspace.RootFolder(), output)
 	}
-	n, err := persist.ImportMNIST(images, labels, db, output)
+	n, err := mnist.Import(images, labels, db, output)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist" // also registers Save, Load, CreateDB, …
+	_ "github.com/caffe2go/caffe2go/persist/badgerdb"
+	_ "github.com/caffe2go/caffe2go/persist/minidb"
 )
 
 // StoreDirName is the directory, inside a workspace's root folder, that

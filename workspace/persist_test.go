@@ -386,3 +386,32 @@ func TestResumeTrainingFromCheckpoint(t *testing.T) {
 		t.Errorf("iteration counter %v", got[2].Raw())
 	}
 }
+
+// TestBuiltinDBTypes checks that a user of workspace, with no other
+// import, has every built-in DB type for the Save and Load operators.
+func TestBuiltinDBTypes(t *testing.T) {
+	if got, want := persist.DBTypes(), []string{"MiniDB", "badger", "minidb"}; !slices.Equal(got, want) {
+		t.Errorf("persist.DBTypes() = %q, want %q", got, want)
+	}
+	for _, typ := range []string{"minidb", persist.DefaultDBType} {
+		t.Run(typ, func(t *testing.T) {
+			ws := workspace.New(t.TempDir())
+			defer ws.Close()
+			if err := ws.FeedBlob("w", blob.MustFromSlice([]float32{1, 2}, 2)); err != nil {
+				t.Fatal(err)
+			}
+			db := []*netdef.Argument{netdef.ArgString("db", "params"), netdef.ArgString("db_type", typ)}
+			if err := ws.RunOperatorOnce(netdef.NewOperator("Save", []string{"w"}, nil, db...)); err != nil {
+				t.Fatal(err)
+			}
+			fresh := workspace.New(ws.RootFolder())
+			defer fresh.Close()
+			if err := fresh.RunOperatorOnce(netdef.NewOperator("Load", nil, []string{"w"}, db...)); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := fresh.FetchBlob("w"); err != nil || !slices.Equal(blob.Data[float32](got), []float32{1, 2}) {
+				t.Fatalf("loaded %v, %v", got, err)
+			}
+		})
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/mnist"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -318,13 +319,13 @@ func meanOverDevices(ws *workspace.Workspace, p *dataparallel.Parallel, name str
 }
 
 // loadMNIST imports the idx files into a dataset DB under root (once;
-// persist.ImportMNIST), reads the first limit records (0: all) back
+// mnist.Import), reads the first limit records (0: all) back
 // through CreateDB and TensorProtosDBInput, and returns them as a dataset:
 // "data" float32 [n, 1, 28, 28] scaled to [0, 1) and "label" int32 [n].
 func loadMNIST(out io.Writer, root, name, images, labels string, limit int) (brew.Dataset, error) {
 	db := filepath.Join(root, name)
 	if _, err := os.Stat(db); os.IsNotExist(err) {
-		n, err := persist.ImportMNIST(images, labels, persist.DefaultDBType, db)
+		n, err := mnist.Import(images, labels, persist.DefaultDBType, db)
 		if err != nil {
 			return nil, err
 		}

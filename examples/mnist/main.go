@@ -23,7 +23,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/netdef"
-	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/mnist"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -231,7 +231,7 @@ func seedFills(init *netdef.NetDef, seed uint64) {
 // scaled to [0, 1) (Caffe's LeNet scale, 1/256) and int32 labels, keeping
 // the first limit images when limit > 0.
 func loadMNIST(dir, set string, limit int) (brew.Dataset, error) {
-	images, labels, err := persist.ReadMNIST(filepath.Join(dir, set+"-images-idx3-ubyte.gz"), filepath.Join(dir, set+"-labels-idx1-ubyte.gz"))
+	images, labels, err := mnist.Read(filepath.Join(dir, set+"-images-idx3-ubyte.gz"), filepath.Join(dir, set+"-labels-idx1-ubyte.gz"))
 	if err != nil {
 		return nil, err
 	}

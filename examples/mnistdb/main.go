@@ -22,6 +22,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/persist/mnist"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -55,7 +56,7 @@ func run(out io.Writer, images, labels, dbType, path string, show, batch int) (s
 		return st, err
 	}
 	start := time.Now()
-	if st.records, err = persist.ImportMNIST(images, labels, dbType, path); err != nil {
+	if st.records, err = mnist.Import(images, labels, dbType, path); err != nil {
 		return st, err
 	}
 	st.importTime = time.Since(start)

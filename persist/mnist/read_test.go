@@ -1,4 +1,4 @@
-package persist
+package mnist_test
 
 import (
 	"path/filepath"
@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/persist/mnist"
 )
 
-func TestReadMNIST(t *testing.T) {
-	dir := filepath.Join("..", "data", "mnist")
-	images, labels, err := ReadMNIST(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"))
+func TestRead(t *testing.T) {
+	dir := filepath.Join("..", "..", "data", "mnist")
+	images, labels, err := mnist.Read(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +34,10 @@ func TestReadMNIST(t *testing.T) {
 	if counts[1] != 1135 {
 		t.Fatalf("%d ones in the test labels, want 1135", counts[1])
 	}
-	if _, _, err := ReadMNIST(filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz")); err == nil || !strings.Contains(err.Error(), "magic number") {
+	if _, _, err := mnist.Read(filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz")); err == nil || !strings.Contains(err.Error(), "magic number") {
 		t.Fatalf("labels read as images: %v", err)
 	}
-	if _, _, err := ReadMNIST(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "train-labels-idx1-ubyte.gz")); err == nil || !strings.Contains(err.Error(), "60000 labels") {
+	if _, _, err := mnist.Read(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "train-labels-idx1-ubyte.gz")); err == nil || !strings.Contains(err.Error(), "60000 labels") {
 		t.Fatalf("mismatched files: %v", err)
 	}
 }

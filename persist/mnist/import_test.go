@@ -1,11 +1,13 @@
-package persist
+package mnist_test
 
 import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,11 +18,17 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators/optest"
+	"github.com/caffe2go/caffe2go/persist"
+	_ "github.com/caffe2go/caffe2go/persist/badgerdb"
+	"github.com/caffe2go/caffe2go/persist/dbtest"
+	_ "github.com/caffe2go/caffe2go/persist/minidb"
+	"github.com/caffe2go/caffe2go/persist/mnist"
 )
 
 const (
-	t10kImages = "../data/mnist/t10k-images-idx3-ubyte.gz"
-	t10kLabels = "../data/mnist/t10k-labels-idx1-ubyte.gz"
+	t10kImages = "../../data/mnist/t10k-images-idx3-ubyte.gz"
+	t10kLabels = "../../data/mnist/t10k-labels-idx1-ubyte.gz"
 )
 
 // readIdx is the test's own idx reader: it gunzips the file and returns the
@@ -51,20 +59,21 @@ func readIdx(t testing.TB, path string, magic uint32) ([]uint32, []byte) {
 	return dims, data[4+4*ndim:]
 }
 
-func TestImportMNISTRoundTrip(t *testing.T) {
+func TestImportRoundTrip(t *testing.T) {
 	imgDims, pixels := readIdx(t, t10kImages, 0x803)
 	_, lbls := readIdx(t, t10kLabels, 0x801)
 	if !slices.Equal(imgDims, []uint32{10000, 28, 28}) || len(lbls) != 10000 {
 		t.Fatalf("t10k dims %v, %d labels", imgDims, len(lbls))
 	}
-	w := newWS(t)
+	w := optest.NewWorkspace()
+	w.Root = t.TempDir()
 	path := filepath.Join(w.Root, "mnist")
-	n, err := ImportMNIST(t10kImages, t10kLabels, "badger", path)
+	n, err := mnist.Import(t10kImages, t10kLabels, "badger", path)
 	if err != nil || n != 10000 {
-		t.Fatalf("ImportMNIST: %d, %v", n, err)
+		t.Fatalf("Import: %d, %v", n, err)
 	}
 	// Every record, in file order, holds the idx bytes.
-	db, err := OpenDB("badger", path, ModeRead)
+	db, err := persist.OpenDB("badger", path, persist.ModeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +109,13 @@ func TestImportMNISTRoundTrip(t *testing.T) {
 	}
 
 	// Through the operators: NCHW uint8 batches and int32 labels.
-	mustRun(t, w, createDB("mnist", "badger"))
-	op := dbInput(64, "data", "label")
+	if err := w.Run(netdef.NewOperator("CreateDB", nil, []string{"reader"}, netdef.ArgString("db", "mnist"), netdef.ArgString("db_type", "badger"))); err != nil {
+		t.Fatal(err)
+	}
 	for batch := range 2 {
-		mustRun(t, w, op)
+		if err := w.Run(netdef.NewOperator("TensorProtosDBInput", []string{"reader"}, []string{"data", "label"}, netdef.ArgInt("batch_size", 64))); err != nil {
+			t.Fatal(err)
+		}
 		data, label := w.Tensor("data"), w.Tensor("label")
 		if data.DataType() != blob.Uint8 || !slices.Equal(data.Dims(), []int{64, 1, 28, 28}) || label.DataType() != blob.Int32 || !slices.Equal(label.Dims(), []int{64}) {
 			t.Fatalf("batch %d: %v %v", batch, data, label)
@@ -130,7 +142,7 @@ func idxBytes(magic uint32, dims []uint32, payload []byte) []byte {
 	return b.Bytes()
 }
 
-func TestImportMNISTSmallAndBad(t *testing.T) {
+func TestImportSmallAndBad(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
@@ -140,14 +152,17 @@ func TestImportMNISTSmallAndBad(t *testing.T) {
 	// Uncompressed files are accepted too, and any image size.
 	img := write("img", idxBytes(0x803, []uint32{2, 2, 3}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
 	lbl := write("lbl", idxBytes(0x801, []uint32{2}, []byte{7, 3}))
-	if n, err := ImportMNIST(img, lbl, "minidb", filepath.Join(dir, "ok")); err != nil || n != 2 {
+	if n, err := mnist.Import(img, lbl, "minidb", filepath.Join(dir, "ok")); err != nil || n != 2 {
 		t.Fatalf("small idx: %d, %v", n, err)
 	}
-	recs, _ := readAll(t, "minidb", filepath.Join(dir, "ok"))
+	recs, _ := dbtest.ReadAll("minidb", filepath.Join(dir, "ok"))
 	var msg netdef.TensorProtos
-	if len(recs) != 2 || proto.Unmarshal(recs[1].value, &msg) != nil || !bytes.Equal(msg.Protos[0].GetByteData(), []byte{7, 8, 9, 10, 11, 12}) ||
+	if len(recs) != 2 || proto.Unmarshal(recs[1].Value, &msg) != nil || !bytes.Equal(msg.Protos[0].GetByteData(), []byte{7, 8, 9, 10, 11, 12}) ||
 		!slices.Equal(msg.Protos[0].GetDims(), []int64{1, 2, 3}) || msg.Protos[1].GetInt32Data()[0] != 3 {
 		t.Fatalf("records %v", &msg)
+	}
+	if _, err := mnist.Import(filepath.Join(dir, "nope"), lbl, "minidb", filepath.Join(dir, "out")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v, want an error wrapping fs.ErrNotExist", err)
 	}
 	for _, tc := range []struct {
 		name, images, labels, want string
@@ -161,7 +176,7 @@ func TestImportMNISTSmallAndBad(t *testing.T) {
 		{"zero size", write("zero", idxBytes(0x803, []uint32{2, 0, 3}, nil)), lbl, "unsupported image size 0 × 3"},
 		{"bad gzip", write("gz", []byte{0x1f, 0x8b, 1, 2, 3}), lbl, "gz"},
 	} {
-		_, err := ImportMNIST(tc.images, tc.labels, "minidb", filepath.Join(dir, "out"))
+		_, err := mnist.Import(tc.images, tc.labels, "minidb", filepath.Join(dir, "out"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

@@ -1,4 +1,4 @@
-package persist
+package minidb
 
 import (
 	"bufio"
@@ -9,24 +9,13 @@ import (
 	"math"
 	"os"
 	"sync"
+
+	"github.com/caffe2go/caffe2go/persist"
 )
 
-// The minidb format (Caffe2's caffe2/core/db.cc, MiniDB): a flat sequence
-// of records with no header, index or footer. Each record is
-//
-//	key_len   int32, little-endian
-//	value_len int32, little-endian
-//	key       key_len bytes
-//	value     value_len bytes
-//
-// A short read of key_len ends the records (so an empty file has none);
-// both lengths must be > 0 and a record cut off inside its value length,
-// key or value is an error. Records come in the order they were put; keys
-// may repeat. Only one cursor or transaction exists at a time.
-
 func init() {
-	RegisterDBType("minidb", openMiniDB)
-	RegisterDBType("MiniDB", openMiniDB)
+	persist.MustRegisterDBType("minidb", openMiniDB)
+	persist.MustRegisterDBType("MiniDB", openMiniDB)
 }
 
 // miniDBHeader is the size of a record's two length fields.
@@ -35,7 +24,7 @@ const miniDBHeader = 8
 // miniDB is an open minidb file.
 type miniDB struct {
 	path string
-	mode Mode
+	mode persist.Mode
 
 	mu     sync.Mutex
 	f      *os.File
@@ -43,15 +32,15 @@ type miniDB struct {
 	closed bool
 }
 
-func openMiniDB(path string, mode Mode) (DB, error) {
+func openMiniDB(path string, mode persist.Mode) (persist.DB, error) {
 	var (
 		f   *os.File
 		err error
 	)
 	switch mode {
-	case ModeNew:
+	case persist.ModeNew:
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	case ModeWrite:
+	case persist.ModeWrite:
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	default:
 		f, err = os.Open(path)
@@ -66,7 +55,7 @@ func openMiniDB(path string, mode Mode) (DB, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("minidb: Cannot open file: %s (mode %v): %v", path, mode, err)
+		return nil, fmt.Errorf("minidb: Cannot open file: %s (mode %v): %w", path, mode, err)
 	}
 	return &miniDB{path: path, mode: mode, f: f}, nil
 }
@@ -98,9 +87,9 @@ func (d *miniDB) isClosed() bool {
 }
 
 // NewCursor returns a cursor at the first record; the DB must be open with
-// ModeRead.
-func (d *miniDB) NewCursor() (Cursor, error) {
-	if d.mode != ModeRead {
+// persist.ModeRead.
+func (d *miniDB) NewCursor() (persist.Cursor, error) {
+	if d.mode != persist.ModeRead {
 		return nil, fmt.Errorf("minidb %s: cursors need a DB opened for READ, this one is open for %v", d.path, d.mode)
 	}
 	if err := d.acquire("cursor"); err != nil {
@@ -114,10 +103,10 @@ func (d *miniDB) NewCursor() (Cursor, error) {
 	return c, nil
 }
 
-// NewTransaction returns a transaction; the DB must be open with ModeNew or
-// ModeWrite.
-func (d *miniDB) NewTransaction() (Transaction, error) {
-	if d.mode == ModeRead {
+// NewTransaction returns a transaction; the DB must be open with
+// persist.ModeNew or persist.ModeWrite.
+func (d *miniDB) NewTransaction() (persist.Transaction, error) {
+	if d.mode == persist.ModeRead {
 		return nil, fmt.Errorf("minidb %s: transactions need a DB opened for NEW or WRITE, this one is open for READ", d.path)
 	}
 	if err := d.acquire("transaction"); err != nil {
@@ -136,7 +125,7 @@ func (d *miniDB) Close() error {
 	}
 	d.closed = true
 	if err := d.f.Close(); err != nil {
-		return fmt.Errorf("minidb %s: close: %v", d.path, err)
+		return fmt.Errorf("minidb %s: close: %w", d.path, err)
 	}
 	return nil
 }
@@ -161,7 +150,7 @@ func (c *miniDBCursor) SeekToFirst() error {
 	}
 	c.valid = false
 	if _, err := c.db.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("minidb %s: rewind: %v", c.db.path, err)
+		return fmt.Errorf("minidb %s: rewind: %w", c.db.path, err)
 	}
 	c.r.Reset(c.db.f)
 	c.off, c.size = 0, 0
@@ -174,7 +163,7 @@ func (c *miniDBCursor) SupportsSeek() bool { return false }
 // Seek is not supported by minidb (Caffe2 fails fatally; here it is an
 // error and the cursor is unchanged).
 func (c *miniDBCursor) Seek(key string) error {
-	return fmt.Errorf("minidb %s: cannot seek to key %q: %w", c.db.path, key, ErrSeekUnsupported)
+	return fmt.Errorf("minidb %s: cannot seek to key %q: %w", c.db.path, key, persist.ErrSeekUnsupported)
 }
 
 func (c *miniDBCursor) usable() error {
@@ -202,7 +191,7 @@ func (c *miniDBCursor) Next() error {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil // a short read of key_len ends the records
 		}
-		return fmt.Errorf("minidb %s: read record at offset %d: %v", c.db.path, start, err)
+		return fmt.Errorf("minidb %s: read record at offset %d: %w", c.db.path, start, err)
 	}
 	n, err = io.ReadFull(c.r, hdr[4:])
 	c.off += int64(n)
@@ -253,7 +242,7 @@ func (c *miniDBCursor) readError(start int64, what string, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return fmt.Errorf("minidb %s: truncated record at offset %d: the file ends inside %s", c.db.path, start, what)
 	}
-	return fmt.Errorf("minidb %s: read record at offset %d: %v", c.db.path, start, err)
+	return fmt.Errorf("minidb %s: read record at offset %d: %w", c.db.path, start, err)
 }
 
 // resizeBytes returns b resized to n bytes, reusing its storage when it can.
@@ -318,13 +307,13 @@ func (t *miniDBTxn) Put(key string, value []byte) error {
 	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(key)))
 	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(value)))
 	if _, err := t.w.Write(hdr[:]); err != nil {
-		return fmt.Errorf("minidb %s: write key %q: %v", t.db.path, key, err)
+		return fmt.Errorf("minidb %s: write key %q: %w", t.db.path, key, err)
 	}
 	if _, err := t.w.WriteString(key); err != nil {
-		return fmt.Errorf("minidb %s: write key %q: %v", t.db.path, key, err)
+		return fmt.Errorf("minidb %s: write key %q: %w", t.db.path, key, err)
 	}
 	if _, err := t.w.Write(value); err != nil {
-		return fmt.Errorf("minidb %s: write key %q: %v", t.db.path, key, err)
+		return fmt.Errorf("minidb %s: write key %q: %w", t.db.path, key, err)
 	}
 	return nil
 }
@@ -338,7 +327,7 @@ func (t *miniDBTxn) Commit() error {
 		return fmt.Errorf("minidb %s: Commit: the DB is closed", t.db.path)
 	}
 	if err := t.w.Flush(); err != nil {
-		return fmt.Errorf("minidb %s: commit: %v", t.db.path, err)
+		return fmt.Errorf("minidb %s: commit: %w", t.db.path, err)
 	}
 	return nil
 }

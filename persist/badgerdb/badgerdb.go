@@ -1,4 +1,4 @@
-package persist
+package badgerdb
 
 import (
 	"errors"
@@ -8,16 +8,12 @@ import (
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/caffe2go/caffe2go/persist"
 )
 
-// The "badger" DB type: a badger/v4 database directory. Cursors visit keys
-// in byte order and can Seek. ModeRead opens the directory read-only, so any
-// number of readers (in this process or others) may share it; ModeWrite and
-// ModeNew take badger's exclusive lock. ModeNew empties an existing badger
-// directory (it refuses a directory that holds other files).
-
 func init() {
-	RegisterDBType("badger", openBadgerDB)
+	persist.MustRegisterDBType("badger", openBadgerDB)
 }
 
 // badgerManifest is the file every badger directory has.
@@ -26,7 +22,7 @@ const badgerManifest = "MANIFEST"
 // badgerDB is an open badger directory.
 type badgerDB struct {
 	path string
-	mode Mode
+	mode persist.Mode
 	db   *badger.DB
 
 	mu     sync.Mutex
@@ -39,11 +35,11 @@ func badgerOptions(path string) badger.Options {
 	return badger.DefaultOptions(path).WithLoggingLevel(badger.WARNING)
 }
 
-func openBadgerDB(path string, mode Mode) (DB, error) {
+func openBadgerDB(path string, mode persist.Mode) (persist.DB, error) {
 	st, statErr := os.Stat(path)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
-		return nil, fmt.Errorf("badger: Cannot open db: %s (mode %v): %v", path, mode, statErr)
+		return nil, fmt.Errorf("badger: Cannot open db: %s (mode %v): %w", path, mode, statErr)
 	}
 	if exists && !st.IsDir() {
 		return nil, fmt.Errorf("badger: Cannot open db: %s (mode %v): not a directory (a badger DB is a directory)", path, mode)
@@ -54,7 +50,7 @@ func openBadgerDB(path string, mode Mode) (DB, error) {
 		err error
 	)
 	switch mode {
-	case ModeRead:
+	case persist.ModeRead:
 		if !isBadger {
 			why := "no such directory"
 			if exists {
@@ -68,10 +64,10 @@ func openBadgerDB(path string, mode Mode) (DB, error) {
 			// which a read-only open cannot do.
 			var rwErr error
 			if db, rwErr = badger.Open(badgerOptions(path)); rwErr != nil {
-				return nil, fmt.Errorf("badger: Cannot open db: %s (mode READ): %v (and read-write: %v)", path, err, rwErr)
+				return nil, fmt.Errorf("badger: Cannot open db: %s (mode READ): %w (and read-write: %w)", path, err, rwErr)
 			}
 		}
-	case ModeWrite, ModeNew:
+	case persist.ModeWrite, persist.ModeNew:
 		if exists && !isBadger {
 			if entries, _ := os.ReadDir(path); len(entries) > 0 {
 				return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode %v): the directory is not empty and is not a badger DB (it has no %s)", path, mode, badgerManifest)
@@ -79,12 +75,12 @@ func openBadgerDB(path string, mode Mode) (DB, error) {
 		}
 		db, err = badger.Open(badgerOptions(path))
 		if err != nil {
-			return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode %v): %v", path, mode, err)
+			return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode %v): %w", path, mode, err)
 		}
-		if mode == ModeNew && isBadger {
+		if mode == persist.ModeNew && isBadger {
 			if err := db.DropAll(); err != nil {
 				db.Close()
-				return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode NEW): emptying it: %v", path, err)
+				return nil, fmt.Errorf("badger: Cannot open db for writing: %s (mode NEW): emptying it: %w", path, err)
 			}
 		}
 	}
@@ -104,7 +100,7 @@ func (d *badgerDB) isClosed() bool {
 
 // NewCursor returns a cursor over a read-only snapshot of the DB, at the
 // first key.
-func (d *badgerDB) NewCursor() (Cursor, error) {
+func (d *badgerDB) NewCursor() (persist.Cursor, error) {
 	if d.isClosed() {
 		return nil, fmt.Errorf("badger %s: cannot create a cursor: the DB is closed", d.path)
 	}
@@ -121,8 +117,8 @@ func (d *badgerDB) NewCursor() (Cursor, error) {
 }
 
 // NewTransaction returns a transaction backed by a badger write batch.
-func (d *badgerDB) NewTransaction() (Transaction, error) {
-	if d.mode == ModeRead {
+func (d *badgerDB) NewTransaction() (persist.Transaction, error) {
+	if d.mode == persist.ModeRead {
 		return nil, fmt.Errorf("badger %s: transactions need a DB opened for NEW or WRITE, this one is open for READ", d.path)
 	}
 	if d.isClosed() {
@@ -140,7 +136,7 @@ func (d *badgerDB) Close() error {
 	}
 	d.closed = true
 	if err := d.db.Close(); err != nil {
-		return fmt.Errorf("badger %s: close: %v", d.path, err)
+		return fmt.Errorf("badger %s: close: %w", d.path, err)
 	}
 	return nil
 }
@@ -175,7 +171,7 @@ func (c *badgerCursor) load() error {
 	item := c.it.Item()
 	v, err := item.ValueCopy(c.value[:0])
 	if err != nil {
-		return fmt.Errorf("badger %s: read the value of key %q: %v", c.db.path, item.Key(), err)
+		return fmt.Errorf("badger %s: read the value of key %q: %w", c.db.path, item.Key(), err)
 	}
 	c.value = v
 	c.key = string(item.Key())
@@ -274,7 +270,7 @@ func (t *badgerTxn) Put(key string, value []byte) error {
 		t.wb = t.db.db.NewWriteBatch()
 	}
 	if err := t.wb.Set([]byte(key), append([]byte(nil), value...)); err != nil {
-		return fmt.Errorf("badger %s: put key %q (%d bytes): %v", t.db.path, key, len(value), err)
+		return fmt.Errorf("badger %s: put key %q (%d bytes): %w", t.db.path, key, len(value), err)
 	}
 	return nil
 }
@@ -294,7 +290,7 @@ func (t *badgerTxn) Commit() error {
 		return fmt.Errorf("badger %s: Commit: the DB is closed", t.db.path)
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("badger %s: commit: %v", t.db.path, err)
+		return fmt.Errorf("badger %s: commit: %w", t.db.path, err)
 	}
 	return nil
 }

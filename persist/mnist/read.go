@@ -1,4 +1,4 @@
-package persist
+package mnist
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 )
 
-// ReadMNIST reads the MNIST idx files imagesPath and labelsPath (each
+// Read reads the MNIST idx files imagesPath and labelsPath (each
 // gzip-compressed or not) into memory: the images as a UINT8 tensor
-// [N, 1, rows, cols] (NCHW, as ImportMNIST's records) and the labels as an
+// [N, 1, rows, cols] (NCHW, as Import's records) and the labels as an
 // INT32 tensor [N].
-func ReadMNIST(imagesPath, labelsPath string) (images, labels *blob.Tensor, err error) {
+func Read(imagesPath, labelsPath string) (images, labels *blob.Tensor, err error) {
 	img, err := openIdx(imagesPath, idxImagesMagic, 3)
 	if err != nil {
 		return nil, nil, err
@@ -33,11 +33,11 @@ func ReadMNIST(imagesPath, labelsPath string) (images, labels *blob.Tensor, err 
 		return nil, nil, fmt.Errorf("mnist: %s: %w", imagesPath, err)
 	}
 	if _, err := io.ReadFull(img.r, blob.Data[uint8](images)); err != nil {
-		return nil, nil, fmt.Errorf("mnist: %s: %d images: %v", imagesPath, count, eofText(err))
+		return nil, nil, fmt.Errorf("mnist: %s: %d images: %w", imagesPath, count, eofText(err))
 	}
 	raw := make([]byte, count)
 	if _, err := io.ReadFull(lab.r, raw); err != nil {
-		return nil, nil, fmt.Errorf("mnist: %s: %d labels: %v", labelsPath, count, eofText(err))
+		return nil, nil, fmt.Errorf("mnist: %s: %d labels: %w", labelsPath, count, eofText(err))
 	}
 	l := make([]int32, count)
 	for i, v := range raw {

@@ -1,0 +1,128 @@
+package persist
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// DeleteCheckpoint deletes checkpoint id: its manifest first, so that an
+// interrupted delete leaves no half checkpoint, then its records. A missing
+// id wraps ErrNotFound.
+func (s *Store) DeleteCheckpoint(id int64) error {
+	done, err := s.use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.deleteCheckpoint(id); err != nil {
+		return err
+	}
+	s.collectGarbage()
+	return nil
+}
+
+// deleteCheckpoint deletes one checkpoint; the caller holds wmu.
+func (s *Store) deleteCheckpoint(id int64) error {
+	key := []byte(manifestKey(id))
+	err := s.db.Update(func(txn *badger.Txn) error {
+		if _, err := txn.Get(key); err != nil {
+			return err
+		}
+		return txn.Delete(key)
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		var ids []int64
+		_ = s.db.View(func(txn *badger.Txn) error { ids, _ = manifestIDs(txn); return nil })
+		return s.errorf("DeleteCheckpoint: checkpoint %d: %w (saved checkpoints: %s)", id, ErrNotFound, idList(ids))
+	}
+	if err != nil {
+		return s.errorf("DeleteCheckpoint %d: %v", id, err)
+	}
+	keys, err := s.keysUnder(ckptIDPrefix(id))
+	if err == nil {
+		err = s.deleteKeys(keys)
+	}
+	if err == nil {
+		err = s.removeDeletedDataFiles(id)
+	}
+	if err != nil {
+		return s.errorf("DeleteCheckpoint %d: removing its records and data file (the checkpoint is gone; the next Open removes them): %v", id, err)
+	}
+	return nil
+}
+
+// removeDeletedDataFiles removes the data files of checkpoint id, whose
+// manifest was just deleted. The deletion is synced first: the records and
+// the manifest go together in badger's log, but a data file removed before
+// a power loss that undoes the unsynced manifest deletion would leave a
+// checkpoint without its data.
+func (s *Store) removeDeletedDataFiles(id int64) error {
+	files, err := s.dataFiles()
+	if err != nil || len(files[id]) == 0 {
+		return err
+	}
+	if err := s.db.Sync(); err != nil {
+		return err
+	}
+	return s.removeDataFiles(id, files[id], true)
+}
+
+// KeepLast deletes old checkpoints, keeping the k with the highest ids
+// among those with an intact manifest; every checkpoint with a lower id,
+// damaged ones included, is deleted. With fewer than k intact checkpoints
+// nothing is deleted; k = 0 deletes every checkpoint.
+func (s *Store) KeepLast(k int) error {
+	if k < 0 {
+		return s.errorf("KeepLast: k = %d is negative", k)
+	}
+	done, err := s.use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var ids []int64
+	intact := map[int64]bool{}
+	err = s.db.View(func(txn *badger.Txn) error {
+		var err error
+		if ids, err = manifestIDs(txn); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			_, err := readManifest(txn, id)
+			intact[id] = err == nil
+		}
+		return nil
+	})
+	if err != nil {
+		return s.errorf("KeepLast: listing checkpoints: %v", err)
+	}
+	// Walk from the newest down; once k intact ones are kept, the rest go.
+	slices.Reverse(ids)
+	kept := 0
+	var doomed []int64
+	for _, id := range ids {
+		if kept >= k {
+			doomed = append(doomed, id)
+		} else if intact[id] {
+			kept++
+		}
+	}
+	if kept < k {
+		return nil
+	}
+	for _, id := range doomed {
+		if err := s.deleteCheckpoint(id); err != nil {
+			return err
+		}
+	}
+	if len(doomed) > 0 {
+		s.collectGarbage()
+	}
+	return nil
+}
