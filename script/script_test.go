@@ -15,6 +15,7 @@ import (
 	"go.starlark.net/starlarktest"
 
 	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/script/golden"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -26,14 +27,11 @@ import (
 //   - a line ending in a comment `### "regexp"` must be where the chunk
 //     fails, with an error whose traceback matches the regexp;
 //   - comment lines `#=> text` give, in order, the lines the chunk prints
-//     (`#=>` alone is an empty line).
+//     (`#=>` alone is an empty line; see package golden).
 //
 // The chunk's whole output must equal the expected lines.
 
-var (
-	errorAnnot  = regexp.MustCompile(`### "(.*)"\s*$`)
-	outputAnnot = regexp.MustCompile(`^\s*#=>(?: (.*))?$`)
-)
+var errorAnnot = regexp.MustCompile(`### "(.*)"\s*$`)
 
 type chunk struct {
 	line int // first line of the chunk in the file (1-based)
@@ -97,12 +95,9 @@ func runChunk(t *testing.T, file string, c chunk, assertModule starlark.StringDi
 	in := New(Options{Stdout: &out, Argv: []string{"test.star", "alpha", "beta"}, Extra: assertModule})
 	starlarktest.SetReporter(in.Thread(), t)
 
-	var wantOut []string
+	wantOut := golden.Output(c.text)
 	wantErrLine, wantErr := 0, ""
 	for i, line := range strings.Split(c.text, "\n") {
-		if m := outputAnnot.FindStringSubmatch(line); m != nil {
-			wantOut = append(wantOut, m[1])
-		}
 		if m := errorAnnot.FindStringSubmatch(line); m != nil {
 			if wantErr != "" {
 				t.Fatalf("%s:%d: a chunk can expect only one error", file, c.line+i)
