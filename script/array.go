@@ -8,6 +8,8 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
 
 // Array is a NumPy-style n-dimensional array: a Starlark value wrapping a
@@ -70,24 +72,24 @@ func (a *Array) CompareSameType(op syntax.Token, _ starlark.Value, _ int) (bool,
 	return false, fmt.Errorf("ndarray %s ndarray: compare arrays with np.equal(a, b) (element-wise) or np.array_equal(a, b)", op)
 }
 
-var arrayMethods = newMethodTable("ndarray",
+var arrayMethods = binding.NewMethodTable("ndarray",
 	"ndarray: a NumPy-style array wrapping a caffe2go tensor.\n\n"+
 		"Attributes: shape, dtype, ndim, size, T. Indexing x[i], x[i, j], slicing x[a:b] (copies),\n"+
 		"assignment x[i] = v, iteration over the first axis, + - * / // % with broadcasting.",
-	[]fn{
-		{"reshape", "reshape(*shape)\n\nReturns a copy with a new shape (a tuple or separate ints; one dimension may be -1).", arrReshape},
-		{"astype", "astype(dtype)\n\nReturns a copy converted to dtype (np.float32, \"int64\", …).", arrAstype},
-		{"tolist", "tolist()\n\nReturns the elements as nested lists of Starlark numbers (a scalar for a 0-d array).", arrTolist},
-		{"flatten", "flatten()\n\nReturns a 1-D copy.", arrFlatten},
-		{"copy", "copy()\n\nReturns a copy.", arrCopy},
-		{"item", "item()\n\nReturns the only element of a one-element array as a Starlark number.", arrItem},
-		{"transpose", "transpose()\n\nReturns a copy with the axes reversed (as x.T).", arrTranspose},
-		{"sum", "sum(axis=None)\n\nAs np.sum(x, axis).", arrReduce("sum")},
-		{"mean", "mean(axis=None)\n\nAs np.mean(x, axis).", arrReduce("mean")},
-		{"max", "max(axis=None)\n\nAs np.max(x, axis).", arrReduce("max")},
-		{"min", "min(axis=None)\n\nAs np.min(x, axis).", arrReduce("min")},
-		{"argmax", "argmax(axis=None)\n\nAs np.argmax(x, axis).", arrReduce("argmax")},
-		{"argmin", "argmin(axis=None)\n\nAs np.argmin(x, axis).", arrReduce("argmin")},
+	[]binding.Fn{
+		{Name: "reshape", Doc: "reshape(*shape)\n\nReturns a copy with a new shape (a tuple or separate ints; one dimension may be -1).", Body: arrReshape},
+		{Name: "astype", Doc: "astype(dtype)\n\nReturns a copy converted to dtype (np.float32, \"int64\", …).", Body: arrAstype},
+		{Name: "tolist", Doc: "tolist()\n\nReturns the elements as nested lists of Starlark numbers (a scalar for a 0-d array).", Body: arrTolist},
+		{Name: "flatten", Doc: "flatten()\n\nReturns a 1-D copy.", Body: arrFlatten},
+		{Name: "copy", Doc: "copy()\n\nReturns a copy.", Body: arrCopy},
+		{Name: "item", Doc: "item()\n\nReturns the only element of a one-element array as a Starlark number.", Body: arrItem},
+		{Name: "transpose", Doc: "transpose()\n\nReturns a copy with the axes reversed (as x.T).", Body: arrTranspose},
+		{Name: "sum", Doc: "sum(axis=None)\n\nAs np.sum(x, axis).", Body: arrReduce("sum")},
+		{Name: "mean", Doc: "mean(axis=None)\n\nAs np.mean(x, axis).", Body: arrReduce("mean")},
+		{Name: "max", Doc: "max(axis=None)\n\nAs np.max(x, axis).", Body: arrReduce("max")},
+		{Name: "min", Doc: "min(axis=None)\n\nAs np.min(x, axis).", Body: arrReduce("min")},
+		{Name: "argmax", Doc: "argmax(axis=None)\n\nAs np.argmax(x, axis).", Body: arrReduce("argmax")},
+		{Name: "argmin", Doc: "argmin(axis=None)\n\nAs np.argmin(x, axis).", Body: arrReduce("argmin")},
 	})
 
 // Attr returns an attribute or a bound method.
@@ -104,12 +106,12 @@ func (a *Array) Attr(name string) (starlark.Value, error) {
 	case "T":
 		return &Array{t: transpose(a.t)}, nil
 	}
-	return arrayMethods.bind(name, a), nil
+	return arrayMethods.Bind(name, a), nil
 }
 
 // AttrNames lists the attributes and methods.
 func (a *Array) AttrNames() []string {
-	return append([]string{"T", "dtype", "ndim", "shape", "size"}, arrayMethods.names()...)
+	return append([]string{"T", "dtype", "ndim", "shape", "size"}, arrayMethods.Names()...)
 }
 
 func shapeTuple(dims []int) starlark.Tuple {
@@ -126,9 +128,9 @@ func elemValue(t *blob.Tensor, i int) starlark.Value {
 	case []float64:
 		return starlark.Float(d[i])
 	case []float32:
-		return float32Value(d[i])
+		return convert.Float32Value(d[i])
 	case []blob.Half:
-		return float32Value(d[i].Float32())
+		return convert.Float32Value(d[i].Float32())
 	case []bool:
 		return starlark.Bool(d[i])
 	case []string:
@@ -719,12 +721,8 @@ func arrAstype(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	return &Array{t: t}, nil
 }
 
-func noArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) error {
-	return starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0)
-}
-
 func arrTolist(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	a := b.Receiver().(*Array)
@@ -732,7 +730,7 @@ func arrTolist(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 }
 
 func arrFlatten(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	t := b.Receiver().(*Array).t.Clone()
@@ -743,14 +741,14 @@ func arrFlatten(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 }
 
 func arrCopy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return &Array{t: b.Receiver().(*Array).t.Clone()}, nil
 }
 
 func arrItem(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	a := b.Receiver().(*Array)
@@ -761,13 +759,13 @@ func arrItem(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 }
 
 func arrTranspose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return &Array{t: transpose(b.Receiver().(*Array).t)}, nil
 }
 
-func arrReduce(kind string) builtinFunc {
+func arrReduce(kind string) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var axis starlark.Value = starlark.None
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "axis?", &axis); err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
 
 // ModelHelper is the Starlark value of a brew.Model (Caffe2's
@@ -53,18 +55,18 @@ func (h *ModelHelper) Truth() starlark.Bool { return true }
 // Hash hashes the model's name.
 func (h *ModelHelper) Hash() (uint32, error) { return starlark.String(h.m.Name).Hash() }
 
-var modelMethods = newMethodTable("ModelHelper",
+var modelMethods = binding.NewMethodTable("ModelHelper",
 	"ModelHelper(name=None, init_params=True, allow_not_known_ops=True, arg_scope=None, param_model=None):\n"+
 		"a model built with brew helpers: net (the train or predict net), param_init_net (creates the\n"+
 		"parameters), name, params, param_to_grad (param -> gradient, after AddGradientOperators).\n"+
 		"Operator types are forwarded to net.",
-	[]fn{
-		{"AddGradientOperators", "AddGradientOperators(*losses)\n\nAppends the backward pass for the losses (names, BlobReferences or one list) and records\neach parameter's gradient; returns the gradient map. Only once per model.", modelAddGradients},
-		{"GetParams", "GetParams(namescope=None)\n\nThe trainable parameters under namescope (None: the current name scope; \"\": all), in creation order.", modelGetParams},
-		{"GetAllParams", "GetAllParams(namescope=None)\n\nThe trainable, then the computed parameters under namescope (None: the current scope).", modelGetAllParams},
-		{"GetComputedParams", "GetComputedParams(namescope=None)\n\nThe computed parameters (such as batch-norm statistics) under namescope (None: all).", modelGetComputedParams},
-		{"Proto", "Proto()\n\nReturns the live NetDef of net.", modelProto(false)},
-		{"InitProto", "InitProto()\n\nReturns the live NetDef of param_init_net.", modelProto(true)},
+	[]binding.Fn{
+		{Name: "AddGradientOperators", Doc: "AddGradientOperators(*losses)\n\nAppends the backward pass for the losses (names, BlobReferences or one list) and records\neach parameter's gradient; returns the gradient map. Only once per model.", Body: modelAddGradients},
+		{Name: "GetParams", Doc: "GetParams(namescope=None)\n\nThe trainable parameters under namescope (None: the current name scope; \"\": all), in creation order.", Body: modelGetParams},
+		{Name: "GetAllParams", Doc: "GetAllParams(namescope=None)\n\nThe trainable, then the computed parameters under namescope (None: the current scope).", Body: modelGetAllParams},
+		{Name: "GetComputedParams", Doc: "GetComputedParams(namescope=None)\n\nThe computed parameters (such as batch-norm statistics) under namescope (None: all).", Body: modelGetComputedParams},
+		{Name: "Proto", Doc: "Proto()\n\nReturns the live NetDef of net.", Body: modelProto(false)},
+		{Name: "InitProto", Doc: "InitProto()\n\nReturns the live NetDef of param_init_net.", Body: modelProto(true)},
 	})
 
 // Attr returns an attribute, a method or an operator builder of the net.
@@ -83,7 +85,7 @@ func (h *ModelHelper) Attr(name string) (starlark.Value, error) {
 	case "param_to_grad":
 		return h.paramToGrad(), nil
 	}
-	if m := modelMethods.bind(name, h); m != nil {
+	if m := modelMethods.Bind(name, h); m != nil {
 		return m, nil
 	}
 	return h.net.Attr(name)
@@ -91,7 +93,7 @@ func (h *ModelHelper) Attr(name string) (starlark.Value, error) {
 
 // AttrNames lists the attributes and methods.
 func (h *ModelHelper) AttrNames() []string {
-	return append([]string{"init_params", "name", "net", "param_init_net", "param_to_grad", "params"}, modelMethods.names()...)
+	return append([]string{"init_params", "name", "net", "param_init_net", "param_to_grad", "params"}, modelMethods.Names()...)
 }
 
 func refs(names []string, n *Net) *starlark.List {
@@ -106,16 +108,16 @@ func wrapModel(m *brew.Model) *ModelHelper {
 	return &ModelHelper{m: m, net: &Net{net: m.Net}, initNet: &Net{net: m.InitNet}}
 }
 
-var modelHelperModule = (&moduleSpec{
-	name: "model_helper",
-	doc:  "model_helper: ModelHelper, the model that brew helpers and optimizers build on.",
-	funcs: []fn{
-		{"ModelHelper", "ModelHelper(name=None, init_params=True, allow_not_known_ops=True, arg_scope=None, param_model=None)\n\n" +
+var modelHelperModule = binding.NewModule(binding.ModuleSpec{
+	Name: "model_helper",
+	Doc:  "model_helper: ModelHelper, the model that brew helpers and optimizers build on.",
+	Funcs: []binding.Fn{
+		{Name: "ModelHelper", Doc: "ModelHelper(name=None, init_params=True, allow_not_known_ops=True, arg_scope=None, param_model=None)\n\n" +
 			"Returns a new model with nets name and name + \"_init\" (name defaults to \"model\").\n" +
 			"arg_scope is a dict of helper keywords every helper call sees; param_model shares another\n" +
-			"model's parameters and init net; init_params=False emits no parameter initializers.", mhModelHelper},
+			"model's parameters and init net; init_params=False emits no parameter initializers.", Body: mhModelHelper},
 	},
-}).register()
+})
 
 func mhModelHelper(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var name, argScope, paramModel starlark.Value = starlark.None, starlark.None, starlark.None
@@ -351,7 +353,7 @@ func (c *helperCall) input(key string) (string, error) {
 // resolve returns the blob name v gives, declaring it as an external input
 // when the model does not know it (see input).
 func (c *helperCall) resolve(v starlark.Value) (string, error) {
-	name, err := blobName(v)
+	name, err := convert.BlobName(v)
 	if err != nil {
 		return "", err
 	}
@@ -376,7 +378,7 @@ func (c *helperCall) resolve(v starlark.Value) (string, error) {
 
 func (c *helperCall) inputs(key string) ([]string, error) {
 	v := c.args[key]
-	if _, ok := v.(starlark.Indexable); !ok || isStringLike(v) {
+	if _, ok := v.(starlark.Indexable); !ok || convert.IsStringLike(v) {
 		s, err := c.input(key)
 		return []string{s}, err
 	}
@@ -392,21 +394,13 @@ func (c *helperCall) inputs(key string) ([]string, error) {
 	return out, nil
 }
 
-func isStringLike(v starlark.Value) bool {
-	switch v.(type) {
-	case starlark.String, starlark.Bytes:
-		return true
-	}
-	return false
-}
-
 // output returns an output name argument ("" when absent or None).
 func (c *helperCall) output(key string) (string, error) {
 	v, ok := c.args[key]
 	if !ok || v == starlark.None {
 		return "", nil
 	}
-	s, err := blobName(v)
+	s, err := convert.BlobName(v)
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", key, err)
 	}
@@ -432,7 +426,7 @@ func (c *helperCall) ref(name string) starlark.Value {
 
 // brewHelper builds a helper binding from its parameter list and a body
 // that calls package brew.
-func brewHelper(params []string, body func(c *helperCall) (string, error)) builtinFunc {
+func brewHelper(params []string, body func(c *helperCall) (string, error)) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		c, err := parseHelper(b, args, kwargs, params...)
 		if err != nil {
@@ -450,7 +444,7 @@ func brewHelper(params []string, body func(c *helperCall) (string, error)) built
 }
 
 // unaryHelper binds a helper of the form f(model, blob_in, blob_out, **kw).
-func unaryHelper(f func(m *brew.Model, in, out string, opts ...brew.Option) (string, error), outOptional bool) builtinFunc {
+func unaryHelper(f func(m *brew.Model, in, out string, opts ...brew.Option) (string, error), outOptional bool) binding.Func {
 	outParam := "blob_out"
 	if outOptional {
 		outParam += "?"
@@ -469,7 +463,7 @@ func unaryHelper(f func(m *brew.Model, in, out string, opts ...brew.Option) (str
 }
 
 // listHelper binds a helper of the form f(model, blobs_in, blob_out, **kw).
-func listHelper(inKey string, f func(m *brew.Model, ins []string, out string, opts ...brew.Option) (string, error)) builtinFunc {
+func listHelper(inKey string, f func(m *brew.Model, ins []string, out string, opts ...brew.Option) (string, error)) binding.Func {
 	return brewHelper([]string{inKey, "blob_out"}, func(c *helperCall) (string, error) {
 		ins, err := c.inputs(inKey)
 		if err != nil {
@@ -483,15 +477,15 @@ func listHelper(inKey string, f func(m *brew.Model, ins []string, out string, op
 	})
 }
 
-var brewModule = (&moduleSpec{
-	name: "brew",
-	doc: "brew: Caffe2's model-building helpers. Each takes the model first and Caffe2's keywords:\n" +
+var brewModule = binding.NewModule(binding.ModuleSpec{
+	Name: "brew",
+	Doc: "brew: Caffe2's model-building helpers. Each takes the model first and Caffe2's keywords:\n" +
 		"weight_init / bias_init as (\"FillOp\", {args}) tuples, kernel, stride, pad, order, group, axis,\n" +
 		"is_test, engine, no_bias, use_cudnn; other keywords become operator arguments. Blob inputs the\n" +
 		"model does not know yet become external inputs of its net. Each returns its output's BlobReference.",
-	funcs: []fn{
-		{"fc", "fc(model, blob_in, blob_out, dim_in, dim_out, **kw)\n\nA fully connected layer: params <out>_w [dim_out, dim_in] (XavierFill) and <out>_b [dim_out] (ConstantFill 0).",
-			brewHelper([]string{"blob_in", "blob_out", "dim_in", "dim_out"}, func(c *helperCall) (string, error) {
+	Funcs: []binding.Fn{
+		{Name: "fc", Doc: "fc(model, blob_in, blob_out, dim_in, dim_out, **kw)\n\nA fully connected layer: params <out>_w [dim_out, dim_in] (XavierFill) and <out>_b [dim_out] (ConstantFill 0).",
+			Body: brewHelper([]string{"blob_in", "blob_out", "dim_in", "dim_out"}, func(c *helperCall) (string, error) {
 				in, err := c.input("blob_in")
 				if err != nil {
 					return "", err
@@ -510,20 +504,20 @@ var brewModule = (&moduleSpec{
 				}
 				return brew.FC(c.model.m, in, out, dimIn, dimOut, c.opts...)
 			})},
-		{"conv", "conv(model, blob_in, blob_out, dim_in, dim_out, kernel, **kw)\n\nA convolution: params <out>_w (XavierFill) and <out>_b (ConstantFill 0, absent with no_bias).", convHelper(brew.Conv)},
-		{"conv_transpose", "conv_transpose(model, blob_in, blob_out, dim_in, dim_out, kernel, **kw)\n\nA transposed convolution: weight [dim_in, dim_out, k, k].", convHelper(brew.ConvTranspose)},
-		{"relu", "relu(model, blob_in, blob_out, **kw)\n\nRelu.", unaryHelper(brew.Relu, false)},
-		{"tanh", "tanh(model, blob_in, blob_out, **kw)\n\nTanh.", unaryHelper(brew.Tanh, false)},
-		{"sigmoid", "sigmoid(model, blob_in, blob_out, **kw)\n\nSigmoid.", unaryHelper(brew.Sigmoid, false)},
-		{"leaky_relu", "leaky_relu(model, blob_in, blob_out, alpha=0.01, **kw)\n\nLeakyRelu: x for x ≥ 0, alpha·x below.", unaryHelper(brew.LeakyRelu, false)},
-		{"softmax", "softmax(model, blob_in, blob_out=None, **kw)\n\nSoftmax (None: an auto-named output).", unaryHelper(brew.Softmax, true)},
-		{"max_pool", "max_pool(model, blob_in, blob_out, **kw)\n\nMaxPool (kernel, stride, pad, global_pooling).", unaryHelper(brew.MaxPool, false)},
-		{"average_pool", "average_pool(model, blob_in, blob_out, **kw)\n\nAveragePool (kernel, stride, pad, global_pooling).", unaryHelper(brew.AveragePool, false)},
-		{"dropout", "dropout(model, blob_in, blob_out, **kw)\n\nDropout; is_test is required (ratio defaults to 0.5).", unaryHelper(brew.Dropout, false)},
-		{"lrn", "lrn(model, blob_in, blob_out, **kw)\n\nLocal response normalization.", unaryHelper(brew.LRN, false)},
-		{"transpose", "transpose(model, blob_in, blob_out, **kw)\n\nTranspose (axes).", unaryHelper(brew.Transpose, false)},
-		{"spatial_bn", "spatial_bn(model, blob_in, blob_out, dim_in, **kw)\n\nSpatial batch normalization: params <out>_s, <out>_b and computed <out>_rm, <out>_riv.",
-			brewHelper([]string{"blob_in", "blob_out", "dim_in"}, func(c *helperCall) (string, error) {
+		{Name: "conv", Doc: "conv(model, blob_in, blob_out, dim_in, dim_out, kernel, **kw)\n\nA convolution: params <out>_w (XavierFill) and <out>_b (ConstantFill 0, absent with no_bias).", Body: convHelper(brew.Conv)},
+		{Name: "conv_transpose", Doc: "conv_transpose(model, blob_in, blob_out, dim_in, dim_out, kernel, **kw)\n\nA transposed convolution: weight [dim_in, dim_out, k, k].", Body: convHelper(brew.ConvTranspose)},
+		{Name: "relu", Doc: "relu(model, blob_in, blob_out, **kw)\n\nRelu.", Body: unaryHelper(brew.Relu, false)},
+		{Name: "tanh", Doc: "tanh(model, blob_in, blob_out, **kw)\n\nTanh.", Body: unaryHelper(brew.Tanh, false)},
+		{Name: "sigmoid", Doc: "sigmoid(model, blob_in, blob_out, **kw)\n\nSigmoid.", Body: unaryHelper(brew.Sigmoid, false)},
+		{Name: "leaky_relu", Doc: "leaky_relu(model, blob_in, blob_out, alpha=0.01, **kw)\n\nLeakyRelu: x for x ≥ 0, alpha·x below.", Body: unaryHelper(brew.LeakyRelu, false)},
+		{Name: "softmax", Doc: "softmax(model, blob_in, blob_out=None, **kw)\n\nSoftmax (None: an auto-named output).", Body: unaryHelper(brew.Softmax, true)},
+		{Name: "max_pool", Doc: "max_pool(model, blob_in, blob_out, **kw)\n\nMaxPool (kernel, stride, pad, global_pooling).", Body: unaryHelper(brew.MaxPool, false)},
+		{Name: "average_pool", Doc: "average_pool(model, blob_in, blob_out, **kw)\n\nAveragePool (kernel, stride, pad, global_pooling).", Body: unaryHelper(brew.AveragePool, false)},
+		{Name: "dropout", Doc: "dropout(model, blob_in, blob_out, **kw)\n\nDropout; is_test is required (ratio defaults to 0.5).", Body: unaryHelper(brew.Dropout, false)},
+		{Name: "lrn", Doc: "lrn(model, blob_in, blob_out, **kw)\n\nLocal response normalization.", Body: unaryHelper(brew.LRN, false)},
+		{Name: "transpose", Doc: "transpose(model, blob_in, blob_out, **kw)\n\nTranspose (axes).", Body: unaryHelper(brew.Transpose, false)},
+		{Name: "spatial_bn", Doc: "spatial_bn(model, blob_in, blob_out, dim_in, **kw)\n\nSpatial batch normalization: params <out>_s, <out>_b and computed <out>_rm, <out>_riv.",
+			Body: brewHelper([]string{"blob_in", "blob_out", "dim_in"}, func(c *helperCall) (string, error) {
 				in, err := c.input("blob_in")
 				if err != nil {
 					return "", err
@@ -538,8 +532,8 @@ var brewModule = (&moduleSpec{
 				}
 				return brew.SpatialBN(c.model.m, in, out, dimIn, c.opts...)
 			})},
-		{"prelu", "prelu(model, blob_in, blob_out, num_channels=1, slope_init=None)\n\nParametric Relu with param <out>_slope [num_channels] (ConstantFill 0.25).",
-			brewHelper([]string{"blob_in", "blob_out", "num_channels?"}, func(c *helperCall) (string, error) {
+		{Name: "prelu", Doc: "prelu(model, blob_in, blob_out, num_channels=1, slope_init=None)\n\nParametric Relu with param <out>_slope [num_channels] (ConstantFill 0.25).",
+			Body: brewHelper([]string{"blob_in", "blob_out", "num_channels?"}, func(c *helperCall) (string, error) {
 				in, err := c.input("blob_in")
 				if err != nil {
 					return "", err
@@ -554,19 +548,19 @@ var brewModule = (&moduleSpec{
 				}
 				return brew.PRelu(c.model.m, in, out, n, c.opts...)
 			})},
-		{"concat", "concat(model, blobs_in, blob_out, **kw)\n\nConcat along axis (or the order's channel axis).", listHelper("blobs_in", brew.Concat)},
-		{"depth_concat", "depth_concat(model, blobs_in, blob_out, **kw)\n\nConcat along the channels.", listHelper("blobs_in", brew.DepthConcat)},
-		{"sum", "sum(model, blob_in, blob_out, **kw)\n\nSum of a list of blobs.", listHelper("blob_in", brew.Sum)},
-		{"iter", "iter(model, blob_out, **kw)\n\nAn iteration counter (int64, on the CPU) incremented by each run.",
-			brewHelper([]string{"blob_out"}, func(c *helperCall) (string, error) {
+		{Name: "concat", Doc: "concat(model, blobs_in, blob_out, **kw)\n\nConcat along axis (or the order's channel axis).", Body: listHelper("blobs_in", brew.Concat)},
+		{Name: "depth_concat", Doc: "depth_concat(model, blobs_in, blob_out, **kw)\n\nConcat along the channels.", Body: listHelper("blobs_in", brew.DepthConcat)},
+		{Name: "sum", Doc: "sum(model, blob_in, blob_out, **kw)\n\nSum of a list of blobs.", Body: listHelper("blob_in", brew.Sum)},
+		{Name: "iter", Doc: "iter(model, blob_out, **kw)\n\nAn iteration counter (int64, on the CPU) incremented by each run.",
+			Body: brewHelper([]string{"blob_out"}, func(c *helperCall) (string, error) {
 				out, err := c.output("blob_out")
 				if err != nil {
 					return "", err
 				}
 				return brew.Iter(c.model.m, out, c.opts...)
 			})},
-		{"accuracy", "accuracy(model, blob_in, blob_out, **kw)\n\nAccuracy of [predictions, labels] (top_k).",
-			brewHelper([]string{"blob_in", "blob_out"}, func(c *helperCall) (string, error) {
+		{Name: "accuracy", Doc: "accuracy(model, blob_in, blob_out, **kw)\n\nAccuracy of [predictions, labels] (top_k).",
+			Body: brewHelper([]string{"blob_in", "blob_out"}, func(c *helperCall) (string, error) {
 				ins, err := c.inputs("blob_in")
 				if err != nil {
 					return "", err
@@ -580,26 +574,26 @@ var brewModule = (&moduleSpec{
 				}
 				return brew.Accuracy(c.model.m, ins[0], ins[1], out, c.opts...)
 			})},
-		{"add_weight_decay", "add_weight_decay(model, weight_decay)\n\nAdds weight_decay * param to the gradient of every weight (as optimizer.add_weight_decay).",
-			brewHelper([]string{"weight_decay"}, func(c *helperCall) (string, error) {
+		{Name: "add_weight_decay", Doc: "add_weight_decay(model, weight_decay)\n\nAdds weight_decay * param to the gradient of every weight (as optimizer.add_weight_decay).",
+			Body: brewHelper([]string{"weight_decay"}, func(c *helperCall) (string, error) {
 				wd, ok := starlark.AsFloat(c.args["weight_decay"])
 				if !ok {
 					return "", fmt.Errorf("weight_decay must be a number")
 				}
 				return "", brew.AddWeightDecay(c.model.m, float32(wd))
 			})},
-		{"db_input", "db_input(model, blobs_out, batch_size, db, db_type)\n\n" +
+		{Name: "db_input", Doc: "db_input(model, blobs_out, batch_size, db, db_type)\n\n" +
 			"Reads batches of TensorProtos records from a DB: CreateDB([], \"dbreader_\" + db, db, db_type) in\n" +
 			"param_init_net, then TensorProtosDBInput([reader], blobs_out, batch_size) in net, where output i\n" +
-			"gets the i-th tensor of each record. Returns the outputs' BlobReferences as a tuple.", brewDBInput},
-		{"arg_scope", "arg_scope(helpers, fn, **kw)\n\n" +
+			"gets the i-th tensor of each record. Returns the outputs' BlobReferences as a tuple.", Body: brewDBInput},
+		{Name: "arg_scope", Doc: "arg_scope(helpers, fn, **kw)\n\n" +
 			"Calls fn() with kw added to the keywords of every call of the helpers (brew.conv, a list of\n" +
 			"helpers, or their names such as \"fc\"): Caffe2's `with brew.arg_scope([brew.conv], order=\"NHWC\"):`.\n" +
-			"Scopes nest, the inner one winning; explicit keywords win over every scope. Returns fn's result.", brewArgScope},
+			"Scopes nest, the inner one winning; explicit keywords win over every scope. Returns fn's result.", Body: brewArgScope},
 	},
-}).register()
+})
 
-func convHelper(f func(m *brew.Model, in, out string, dimIn, dimOut, kernel int, opts ...brew.Option) (string, error)) builtinFunc {
+func convHelper(f func(m *brew.Model, in, out string, dimIn, dimOut, kernel int, opts ...brew.Option) (string, error)) binding.Func {
 	return brewHelper([]string{"blob_in", "blob_out", "dim_in", "dim_out", "kernel"}, func(c *helperCall) (string, error) {
 		in, err := c.input("blob_in")
 		if err != nil {
@@ -633,14 +627,14 @@ func modelAddGradients(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	var losses []string
 	for _, a := range args {
 		if _, isList := a.(*starlark.List); isList {
-			names, err := blobNames(a)
+			names, err := convert.BlobNames(a)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", b.Name(), err)
 			}
 			losses = append(losses, names...)
 			continue
 		}
-		s, err := blobName(a)
+		s, err := convert.BlobName(a)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -714,9 +708,9 @@ func modelGetComputedParams(_ *starlark.Thread, b *starlark.Builtin, args starla
 	return refs(h.m.ComputedParamsIn(s), h.net), nil
 }
 
-func modelProto(init bool) builtinFunc {
+func modelProto(init bool) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		if err := noArgs(b, args, kwargs); err != nil {
+		if err := binding.NoArgs(b, args, kwargs); err != nil {
 			return nil, err
 		}
 		h := b.Receiver().(*ModelHelper)
@@ -758,7 +752,7 @@ func brewDBInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		"batch_size", &batch, "db", &db, "db_type", &dbType); err != nil {
 		return nil, err
 	}
-	outs, err := blobNames(outsV)
+	outs, err := convert.BlobNames(outsV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: blobs_out: %v", b.Name(), err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
 
 const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_builder_fun, param_update_builder_fun=None,\n" +
@@ -32,25 +34,25 @@ const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_build
 	"multi-host training and is only checked. Returns None; the other functions of this module\n" +
 	"take the model."
 
-var dataParallelModule = (&moduleSpec{
-	name: "data_parallel_model",
-	doc: "data_parallel_model: trains one model on several devices, as Caffe2's\n" +
+var dataParallelModule = binding.NewModule(binding.ModuleSpec{
+	Name: "data_parallel_model",
+	Doc: "data_parallel_model: trains one model on several devices, as Caffe2's\n" +
 		"caffe2.python.data_parallel_model (CPU devices cpu_0/, cpu_1/, …). Feed each device's\n" +
 		"batch to \"cpu_<d>/data\" (and so on), then RunNet.",
-	funcs: []fn{
-		{"Parallelize", "Parallelize" + parallelizeDoc, dpmParallelize(false)},
-		{"Parallelize_CPU", "Parallelize_CPU(model_helper_obj, input_builder_fun, forward_pass_builder_fun, **kwargs)\n\nParallelize with cpu_device=True.", dpmParallelize(true)},
-		{"RunInitNet", "RunInitNet(model)\n\nRuns the parallelized model's init net once and creates its train net.", dpmRunInitNet},
-		{"RunNet", "RunNet(model, num_iterations)\n\nRuns the parallelized model's train net num_iterations times.", dpmRunNet},
-		{"GetCheckpointParams", "GetCheckpointParams(model)\n\nReturns, sorted, the blobs a checkpoint needs: the master device's parameters, computed\nparameters and optimizer state, and the iteration counters (e.g. \"optimizer_iteration\").", dpmCheckpointParams},
-		{"FinalizeAfterCheckpoint", "FinalizeAfterCheckpoint(model, blobs=None)\n\nCopies blobs loaded into the master device's copies (None: every blob the init net syncs) to\nthe other devices. Call it after loading a checkpoint.", dpmFinalizeAfterCheckpoint},
-		{"AddBlobSync", "AddBlobSync(model, blobs, net=None)\n\nMakes net (None: model.net) copy each blob, named without its device scope, from the master to\nthe other devices every time it runs. Call it before RunInitNet.", dpmAddBlobSync},
-		{"ConvertNetForDevice", "ConvertNetForDevice(net, device=None)\n\nReturns a copy of net (a Net or NetDef) for a device (None: the current device scope): names get\nthe device's prefix \"cpu_<id>/\" and operators its DeviceOption.", dpmConvertNetForDevice},
-		{"ExtractPredictorNet", "ExtractPredictorNet(model, inputs, outputs, device)\n\nReturns (predict_net, export_blobs): the master device's replica from inputs to outputs (names\nwithout device scope), renamed back to the unscoped names, and the parameters it reads.\ndevice (a DeviceOption or None) is given to every operator.", dpmExtractPredictorNet},
-		{"GetLearningRateBlobNames", "GetLearningRateBlobNames(model)\n\nReturns the learning-rate blobs of the train net (e.g. [\"SgdOptimizer_0_lr_cpu\"]).", dpmLearningRateBlobNames},
-		{"GetDevices", "GetDevices(model)\n\nReturns the device ids of a parallelized model, the master first.", dpmGetDevices},
+	Funcs: []binding.Fn{
+		{Name: "Parallelize", Doc: "Parallelize" + parallelizeDoc, Body: dpmParallelize(false)},
+		{Name: "Parallelize_CPU", Doc: "Parallelize_CPU(model_helper_obj, input_builder_fun, forward_pass_builder_fun, **kwargs)\n\nParallelize with cpu_device=True.", Body: dpmParallelize(true)},
+		{Name: "RunInitNet", Doc: "RunInitNet(model)\n\nRuns the parallelized model's init net once and creates its train net.", Body: dpmRunInitNet},
+		{Name: "RunNet", Doc: "RunNet(model, num_iterations)\n\nRuns the parallelized model's train net num_iterations times.", Body: dpmRunNet},
+		{Name: "GetCheckpointParams", Doc: "GetCheckpointParams(model)\n\nReturns, sorted, the blobs a checkpoint needs: the master device's parameters, computed\nparameters and optimizer state, and the iteration counters (e.g. \"optimizer_iteration\").", Body: dpmCheckpointParams},
+		{Name: "FinalizeAfterCheckpoint", Doc: "FinalizeAfterCheckpoint(model, blobs=None)\n\nCopies blobs loaded into the master device's copies (None: every blob the init net syncs) to\nthe other devices. Call it after loading a checkpoint.", Body: dpmFinalizeAfterCheckpoint},
+		{Name: "AddBlobSync", Doc: "AddBlobSync(model, blobs, net=None)\n\nMakes net (None: model.net) copy each blob, named without its device scope, from the master to\nthe other devices every time it runs. Call it before RunInitNet.", Body: dpmAddBlobSync},
+		{Name: "ConvertNetForDevice", Doc: "ConvertNetForDevice(net, device=None)\n\nReturns a copy of net (a Net or NetDef) for a device (None: the current device scope): names get\nthe device's prefix \"cpu_<id>/\" and operators its DeviceOption.", Body: dpmConvertNetForDevice},
+		{Name: "ExtractPredictorNet", Doc: "ExtractPredictorNet(model, inputs, outputs, device)\n\nReturns (predict_net, export_blobs): the master device's replica from inputs to outputs (names\nwithout device scope), renamed back to the unscoped names, and the parameters it reads.\ndevice (a DeviceOption or None) is given to every operator.", Body: dpmExtractPredictorNet},
+		{Name: "GetLearningRateBlobNames", Doc: "GetLearningRateBlobNames(model)\n\nReturns the learning-rate blobs of the train net (e.g. [\"SgdOptimizer_0_lr_cpu\"]).", Body: dpmLearningRateBlobNames},
+		{Name: "GetDevices", Doc: "GetDevices(model)\n\nReturns the device ids of a parallelized model, the master first.", Body: dpmGetDevices},
 	},
-}).register()
+})
 
 // parallelOf returns the data-parallel model Parallelize made of v.
 func parallelOf(b *starlark.Builtin, v starlark.Value) (*dataparallel.Parallel, error) {
@@ -114,7 +116,7 @@ func (c *builderCalls) forward(fn starlark.Callable) func(*brew.Model, float32) 
 		var names []string
 		if _, single := v.(*BlobReference); single {
 			names = []string{v.(*BlobReference).name}
-		} else if names, err = blobNames(v); err != nil {
+		} else if names, err = convert.BlobNames(v); err != nil {
 			return nil, fmt.Errorf("forward_pass_builder_fun must return a list of losses: %v", err)
 		}
 		scope := devicescope.Current().Name()
@@ -135,7 +137,7 @@ func callableOrNone(b *starlark.Builtin, name string, v starlark.Value) error {
 	return fmt.Errorf("%s: %s must be a function or None, got %s", b.Name(), name, v.Type())
 }
 
-func dpmParallelize(cpuOnly bool) builtinFunc {
+func dpmParallelize(cpuOnly bool) binding.Func {
 	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var model *ModelHelper
 		var input, forward, update, optim, postSync starlark.Value = starlark.None, nil, starlark.None, starlark.None, starlark.None
@@ -225,7 +227,7 @@ func deviceIDs(v starlark.Value) ([]int, error) {
 		return ids, nil
 	}
 	seq, ok := v.(starlark.Indexable)
-	if !ok || isStringLike(v) {
+	if !ok || convert.IsStringLike(v) {
 		return nil, fmt.Errorf("want a list of device ids, got %s", v.Type())
 	}
 	ids := make([]int, seq.Len())
@@ -268,7 +270,7 @@ func dpmCheckpointParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	if err != nil {
 		return nil, err
 	}
-	return stringList(p.CheckpointParams()), nil
+	return convert.StringList(p.CheckpointParams()), nil
 }
 
 func dpmFinalizeAfterCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -282,7 +284,7 @@ func dpmFinalizeAfterCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args st
 	}
 	var blobs []string
 	if blobsV != starlark.None {
-		if blobs, err = blobNames(blobsV); err != nil {
+		if blobs, err = convert.BlobNames(blobsV); err != nil {
 			return nil, fmt.Errorf("%s: blobs: %v", b.Name(), err)
 		}
 		if len(blobs) == 0 {
@@ -301,7 +303,7 @@ func dpmAddBlobSync(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, err
 	}
-	blobs, err := blobNames(blobsV)
+	blobs, err := convert.BlobNames(blobsV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: blobs: %v", b.Name(), err)
 	}
@@ -348,11 +350,11 @@ func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, err
 	}
-	inputs, err := blobNames(inV)
+	inputs, err := convert.BlobNames(inV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: inputs: %v", b.Name(), err)
 	}
-	outputs, err := blobNames(outV)
+	outputs, err := convert.BlobNames(outV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: outputs: %v", b.Name(), err)
 	}
@@ -375,7 +377,7 @@ func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	return starlark.Tuple{NewNet(net), stringList(export)}, nil
+	return starlark.Tuple{NewNet(net), convert.StringList(export)}, nil
 }
 
 func dpmLearningRateBlobNames(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -383,7 +385,7 @@ func dpmLearningRateBlobNames(_ *starlark.Thread, b *starlark.Builtin, args star
 	if err != nil {
 		return nil, err
 	}
-	return stringList(p.LearningRateBlobNames()), nil
+	return convert.StringList(p.LearningRateBlobNames()), nil
 }
 
 func dpmGetDevices(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -42,8 +42,9 @@
 // the script with a Starlark error that carries the Go error's message and
 // the script position (FormatError renders the traceback).
 //
-// Each module is a moduleSpec in the interpreter's module list (script.go);
-// a new module is one more entry.
+// Each module is declared with its functions and their documentation by
+// binding.NewModule (script/internal/binding) and named in the
+// interpreter's module list (script.go); a new module is one more entry.
 //
 // Like Caffe2's modules, these act on the process-wide current workspace
 // and scopes.

@@ -14,6 +14,8 @@ import (
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
 
 // Net is the Starlark value of a net builder (Caffe2's core.Net). Besides
@@ -59,7 +61,7 @@ func (n *Net) checkMutable(what string) error {
 	return nil
 }
 
-var netMethods = newMethodTable("Net",
+var netMethods = binding.NewMethodTable("Net",
 	"Net(name_or_proto): a net builder, as Caffe2's core.Net.\n\n"+
 		"Every registered operator type is a method that appends an operator:\n"+
 		"  y = net.Relu([\"x\"], [\"y\"])            # one output: a BlobReference\n"+
@@ -68,33 +70,33 @@ var netMethods = newMethodTable("Net",
 		"(used as they are), or lists of them; outputs=None means one auto-named output.\n"+
 		"Keywords become operator arguments, except name, control_input, device_option, arg,\n"+
 		"engine and random_seed, which set those fields as core.CreateOperator does.",
-	[]fn{
-		{"Name", "Name()\n\nReturns the net's (process-unique) name.", netName},
-		{"Proto", "Proto()\n\nReturns the live NetDef: edits to it change the net.", netProto},
-		{"AddExternalInput", "AddExternalInput(*inputs)\n\nDeclares external inputs; returns a BlobReference (or a list for several).", netAddExternalInput},
-		{"AddExternalInputs", "AddExternalInputs(*inputs)\n\nThe same as AddExternalInput.", netAddExternalInput},
-		{"AddExternalOutput", "AddExternalOutput(*outputs)\n\nDeclares external outputs; each must be produced by the net or be an external input.", netAddExternalOutput},
-		{"AddExternalOutputs", "AddExternalOutputs(*outputs)\n\nThe same as AddExternalOutput.", netAddExternalOutput},
-		{"NextName", "NextName(prefix=None, output_id=None)\n\nReturns an unused blob name: \"<net>/<prefix>\" (\":<id>\"), or \"<net>_blob_<k>\".", netNextName},
-		{"NextBlob", "NextBlob(prefix='unnamed')\n\nReturns prefix, or prefix_auto_<i>, unused in the net, and reserves it.", netNextBlob(false)},
-		{"NextScopedBlob", "NextScopedBlob(prefix='unnamed')\n\nNextBlob of the prefix in the current name scope.", netNextBlob(true)},
-		{"BlobIsDefined", "BlobIsDefined(blob)\n\nReports whether an op produces the blob or it is an external input.", netBlobPredicate(true)},
-		{"UsesBlob", "UsesBlob(blob)\n\nReports whether an op reads the blob or it is an external input.", netBlobPredicate(false)},
-		{"UsedBlobNames", "UsedBlobNames()\n\nReturns every blob name the net mentions, sorted.", netUsedBlobNames},
-		{"GetBlobRef", "GetBlobRef(blob_name)\n\nReturns a BlobReference to a blob the net defines (an error otherwise).", netGetBlobRef},
-		{"AppendNet", "AppendNet(net)\n\nAppends copies of another net's ops and its external inputs and outputs; returns this net.", netAppendNet},
-		{"Clone", "Clone(name, blob_remap=None, op_id_mask=None)\n\nReturns a copy of the net under a new name, with blobs renamed through blob_remap\nand only the ops listed in op_id_mask (all when None).", netClone},
-		{"ClonePartial", "ClonePartial(name, inputs, outputs)\n\nReturns (net, output refs): a new net with only the ops that compute outputs from inputs\n(a dict old -> new name, a list of pairs, or a list of names).", netClonePartial},
-		{"Const", "Const(array, blob_out=None, dtype=None)\n\nAdds a GivenTensor*Fill op that produces array; returns its output.", netConst},
-		{"AddGradientOperators", "AddGradientOperators(ys, skip=0)\n\nAppends the backward pass for ys (a list of blobs, or a dict blob -> gradient or None)\nover the ops after the first skip; returns a dict blob name -> gradient\n(a BlobReference, or a GradientSlice for sparse gradients).", netAddGradientOperators},
-		{"set_rand_seed", "set_rand_seed(seed=100, sequence_seed=True, seed_on_op_def=False)\n\nSets device_option.random_seed of every op: seed + i with sequence_seed, else seed;\nseed_on_op_def adds a hash of the op.", netSetRandSeed},
-		{"RunAllOnGPU", "RunAllOnGPU(gpu_id=0, use_cudnn=False)\n\nSets the net's device option to CUDA gpu_id (and every op's engine to CUDNN with use_cudnn).", netRunAllOnGPU},
+	[]binding.Fn{
+		{Name: "Name", Doc: "Name()\n\nReturns the net's (process-unique) name.", Body: netName},
+		{Name: "Proto", Doc: "Proto()\n\nReturns the live NetDef: edits to it change the net.", Body: netProto},
+		{Name: "AddExternalInput", Doc: "AddExternalInput(*inputs)\n\nDeclares external inputs; returns a BlobReference (or a list for several).", Body: netAddExternalInput},
+		{Name: "AddExternalInputs", Doc: "AddExternalInputs(*inputs)\n\nThe same as AddExternalInput.", Body: netAddExternalInput},
+		{Name: "AddExternalOutput", Doc: "AddExternalOutput(*outputs)\n\nDeclares external outputs; each must be produced by the net or be an external input.", Body: netAddExternalOutput},
+		{Name: "AddExternalOutputs", Doc: "AddExternalOutputs(*outputs)\n\nThe same as AddExternalOutput.", Body: netAddExternalOutput},
+		{Name: "NextName", Doc: "NextName(prefix=None, output_id=None)\n\nReturns an unused blob name: \"<net>/<prefix>\" (\":<id>\"), or \"<net>_blob_<k>\".", Body: netNextName},
+		{Name: "NextBlob", Doc: "NextBlob(prefix='unnamed')\n\nReturns prefix, or prefix_auto_<i>, unused in the net, and reserves it.", Body: netNextBlob(false)},
+		{Name: "NextScopedBlob", Doc: "NextScopedBlob(prefix='unnamed')\n\nNextBlob of the prefix in the current name scope.", Body: netNextBlob(true)},
+		{Name: "BlobIsDefined", Doc: "BlobIsDefined(blob)\n\nReports whether an op produces the blob or it is an external input.", Body: netBlobPredicate(true)},
+		{Name: "UsesBlob", Doc: "UsesBlob(blob)\n\nReports whether an op reads the blob or it is an external input.", Body: netBlobPredicate(false)},
+		{Name: "UsedBlobNames", Doc: "UsedBlobNames()\n\nReturns every blob name the net mentions, sorted.", Body: netUsedBlobNames},
+		{Name: "GetBlobRef", Doc: "GetBlobRef(blob_name)\n\nReturns a BlobReference to a blob the net defines (an error otherwise).", Body: netGetBlobRef},
+		{Name: "AppendNet", Doc: "AppendNet(net)\n\nAppends copies of another net's ops and its external inputs and outputs; returns this net.", Body: netAppendNet},
+		{Name: "Clone", Doc: "Clone(name, blob_remap=None, op_id_mask=None)\n\nReturns a copy of the net under a new name, with blobs renamed through blob_remap\nand only the ops listed in op_id_mask (all when None).", Body: netClone},
+		{Name: "ClonePartial", Doc: "ClonePartial(name, inputs, outputs)\n\nReturns (net, output refs): a new net with only the ops that compute outputs from inputs\n(a dict old -> new name, a list of pairs, or a list of names).", Body: netClonePartial},
+		{Name: "Const", Doc: "Const(array, blob_out=None, dtype=None)\n\nAdds a GivenTensor*Fill op that produces array; returns its output.", Body: netConst},
+		{Name: "AddGradientOperators", Doc: "AddGradientOperators(ys, skip=0)\n\nAppends the backward pass for ys (a list of blobs, or a dict blob -> gradient or None)\nover the ops after the first skip; returns a dict blob name -> gradient\n(a BlobReference, or a GradientSlice for sparse gradients).", Body: netAddGradientOperators},
+		{Name: "set_rand_seed", Doc: "set_rand_seed(seed=100, sequence_seed=True, seed_on_op_def=False)\n\nSets device_option.random_seed of every op: seed + i with sequence_seed, else seed;\nseed_on_op_def adds a hash of the op.", Body: netSetRandSeed},
+		{Name: "RunAllOnGPU", Doc: "RunAllOnGPU(gpu_id=0, use_cudnn=False)\n\nSets the net's device option to CUDA gpu_id (and every op's engine to CUDNN with use_cudnn).", Body: netRunAllOnGPU},
 	})
 
 // Attr returns a method, the external_inputs / external_outputs lists, or
 // an operator builder for a registered operator type.
 func (n *Net) Attr(name string) (starlark.Value, error) {
-	if m := netMethods.bind(name, n); m != nil {
+	if m := netMethods.Bind(name, n); m != nil {
 		return m, nil
 	}
 	switch name {
@@ -114,7 +116,7 @@ func (n *Net) Attr(name string) (starlark.Value, error) {
 
 // AttrNames lists the methods (operator types are not listed).
 func (n *Net) AttrNames() []string {
-	return append([]string{"external_inputs", "external_outputs"}, netMethods.names()...)
+	return append([]string{"external_inputs", "external_outputs"}, netMethods.Names()...)
 }
 
 func (n *Net) refList(names []string) *starlark.List {
@@ -181,7 +183,7 @@ func editDistance(a, b string) int {
 
 // opBuilder returns the bound method net.<typ>(inputs, outputs=None, **kw).
 func opBuilder(typ string, n *Net) *starlark.Builtin {
-	return starlark.NewBuiltin("Net."+typ, safe(func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return starlark.NewBuiltin("Net."+typ, binding.Safe(func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var inputs, outputs starlark.Value = starlark.NewList(nil), starlark.None
 		var rest []starlark.Tuple
 		for _, kv := range kwargs {
@@ -331,7 +333,7 @@ func createOperator(typ string, inputs, outputs []string, kwargs []starlark.Tupl
 			}
 			op.Arg = append(args, op.Arg...)
 		case "random_seed":
-			i, ok := intOf(v)
+			i, ok := convert.IntOf(v)
 			if !ok || i < 0 || i > 1<<32-1 {
 				return nil, fmt.Errorf("%s: random_seed must be a non-negative int, got %s", typ, v)
 			}
@@ -448,10 +450,10 @@ func goArgList(seq starlark.Indexable) (any, error) {
 			out[i] = float64(seq.Index(i).(starlark.Float))
 		}
 		return out, nil
-	case all(func(v starlark.Value) bool { _, ok := intOf(v); return ok }):
+	case all(func(v starlark.Value) bool { _, ok := convert.IntOf(v); return ok }):
 		out := make([]int64, n)
 		for i := range out {
-			out[i], _ = intOf(seq.Index(i))
+			out[i], _ = convert.IntOf(seq.Index(i))
 		}
 		return out, nil
 	case all(func(v starlark.Value) bool {
@@ -520,51 +522,15 @@ func deviceOptionArg(v starlark.Value) (*netdef.DeviceOption, error) {
 	return nil, fmt.Errorf("device_option must be a DeviceOption, got %s", v.Type())
 }
 
-// blobName reads a blob name: a string or a BlobReference.
-func blobName(v starlark.Value) (string, error) {
-	switch x := v.(type) {
-	case starlark.String:
-		return string(x), nil
-	case *BlobReference:
-		return x.name, nil
-	case starlark.Bytes:
-		return string(x), nil
-	}
-	return "", fmt.Errorf("want a blob name (a string or a BlobReference), got %s", v.Type())
-}
-
-// blobNames reads a list of blob names.
-func blobNames(v starlark.Value) ([]string, error) {
-	iter, ok := v.(starlark.Iterable)
-	if !ok {
-		return nil, fmt.Errorf("want a list of blob names, got %s", v.Type())
-	}
-	if _, isStr := v.(starlark.String); isStr {
-		return nil, fmt.Errorf("want a list of blob names, got a string")
-	}
-	var out []string
-	it := iter.Iterate()
-	defer it.Done()
-	var x starlark.Value
-	for it.Next(&x) {
-		s, err := blobName(x)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 func netName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.String(b.Receiver().(*Net).net.Name()), nil
 }
 
 func netProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	n := b.Receiver().(*Net)
@@ -586,7 +552,7 @@ func netAddExternalInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	}
 	names := make([]string, len(args))
 	for i, a := range args {
-		s, err := blobName(a)
+		s, err := convert.BlobName(a)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -611,7 +577,7 @@ func netAddExternalOutput(_ *starlark.Thread, b *starlark.Builtin, args starlark
 	}
 	names := make([]string, len(args))
 	for i, a := range args {
-		s, err := blobName(a)
+		s, err := convert.BlobName(a)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -631,7 +597,7 @@ func netNextName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	p := ""
 	if prefix != starlark.None {
 		var err error
-		if p, err = blobName(prefix); err != nil {
+		if p, err = convert.BlobName(prefix); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
 	}
@@ -646,13 +612,13 @@ func netNextName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	return starlark.String(n.net.NextName(p, i)), nil
 }
 
-func netNextBlob(scoped bool) builtinFunc {
+func netNextBlob(scoped bool) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var prefix starlark.Value = starlark.String("unnamed")
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "prefix?", &prefix); err != nil {
 			return nil, err
 		}
-		p, err := blobName(prefix)
+		p, err := convert.BlobName(prefix)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -663,13 +629,13 @@ func netNextBlob(scoped bool) builtinFunc {
 	}
 }
 
-func netBlobPredicate(defined bool) builtinFunc {
+func netBlobPredicate(defined bool) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var v starlark.Value
 		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &v); err != nil {
 			return nil, err
 		}
-		name, err := blobName(v)
+		name, err := convert.BlobName(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -682,18 +648,10 @@ func netBlobPredicate(defined bool) builtinFunc {
 }
 
 func netUsedBlobNames(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(b.Receiver().(*Net).net.UsedBlobNames()), nil
-}
-
-func stringList(names []string) *starlark.List {
-	vals := make([]starlark.Value, len(names))
-	for i, s := range names {
-		vals[i] = starlark.String(s)
-	}
-	return starlark.NewList(vals)
+	return convert.StringList(b.Receiver().(*Net).net.UsedBlobNames()), nil
 }
 
 func netGetBlobRef(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -701,7 +659,7 @@ func netGetBlobRef(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "blob_name", &v); err != nil {
 		return nil, err
 	}
-	name, err := blobName(v)
+	name, err := convert.BlobName(v)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -737,11 +695,11 @@ func stringMap(v starlark.Value) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, kv := range d.Items() {
-		k, err := blobName(kv[0])
+		k, err := convert.BlobName(kv[0])
 		if err != nil {
 			return nil, err
 		}
-		val, err := blobName(kv[1])
+		val, err := convert.BlobName(kv[1])
 		if err != nil {
 			return nil, err
 		}
@@ -792,15 +750,15 @@ func netClonePartial(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		for i := 0; i < x.Len(); i++ {
 			e := x.Index(i)
 			if pair, ok := e.(starlark.Tuple); ok && len(pair) == 2 {
-				k, err1 := blobName(pair[0])
-				v, err2 := blobName(pair[1])
+				k, err1 := convert.BlobName(pair[0])
+				v, err2 := convert.BlobName(pair[1])
 				if err1 != nil || err2 != nil {
 					return nil, fmt.Errorf("%s: inputs: pairs must hold blob names", b.Name())
 				}
 				inputs[k] = v
 				continue
 			}
-			s, err := blobName(e)
+			s, err := convert.BlobName(e)
 			if err != nil {
 				return nil, fmt.Errorf("%s: inputs: %v", b.Name(), err)
 			}
@@ -809,7 +767,7 @@ func netClonePartial(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	default:
 		return nil, fmt.Errorf("%s: inputs must be a dict or a list, got %s", b.Name(), inputsV.Type())
 	}
-	outputs, err := blobNames(outputsV)
+	outputs, err := convert.BlobNames(outputsV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: outputs: %v", b.Name(), err)
 	}
@@ -888,7 +846,7 @@ func netAddGradientOperators(_ *starlark.Thread, b *starlark.Builtin, args starl
 	given := map[string]operators.Gradient{}
 	if d, ok := ysV.(*starlark.Dict); ok {
 		for _, kv := range d.Items() {
-			y, err := blobName(kv[0])
+			y, err := convert.BlobName(kv[0])
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", b.Name(), err)
 			}
@@ -898,7 +856,7 @@ func netAddGradientOperators(_ *starlark.Thread, b *starlark.Builtin, args starl
 			case *GradientSlice:
 				given[y] = operators.Gradient{Indices: g.indices, Values: g.values}
 			default:
-				name, err := blobName(g)
+				name, err := convert.BlobName(g)
 				if err != nil {
 					return nil, fmt.Errorf("%s: gradient of %q: %v", b.Name(), y, err)
 				}
@@ -911,7 +869,7 @@ func netAddGradientOperators(_ *starlark.Thread, b *starlark.Builtin, args starl
 		ys = []string{r.name}
 	} else {
 		var err error
-		if ys, err = blobNames(ysV); err != nil {
+		if ys, err = convert.BlobNames(ysV); err != nil {
 			return nil, fmt.Errorf("%s: ys: %v", b.Name(), err)
 		}
 	}
@@ -1069,8 +1027,8 @@ var (
 	_ starlark.Comparable = (*BlobReference)(nil)
 )
 
-// Name returns the blob name.
-func (r *BlobReference) Name() string { return r.name }
+// BlobName returns the blob name.
+func (r *BlobReference) BlobName() string { return r.name }
 
 // String returns the blob name.
 func (r *BlobReference) String() string { return r.name }
@@ -1100,7 +1058,7 @@ func (r *BlobReference) Binary(op syntax.Token, y starlark.Value, side starlark.
 	if op != syntax.PLUS {
 		return nil, nil
 	}
-	s, err := blobName(y)
+	s, err := convert.BlobName(y)
 	if err != nil {
 		return nil, nil
 	}
@@ -1110,18 +1068,18 @@ func (r *BlobReference) Binary(op syntax.Token, y starlark.Value, side starlark.
 	return &BlobReference{name: s + r.name, net: r.net}, nil
 }
 
-var blobRefMethods = newMethodTable("BlobReference",
+var blobRefMethods = binding.NewMethodTable("BlobReference",
 	"BlobReference(name, net=None): a blob name, optionally with the net that produced it.\n\n"+
 		"ref.<Op>(inputs=None, outputs=None, **kw) adds an op to ref's net with ref as its first input.",
-	[]fn{
-		{"Net", "Net()\n\nReturns the net the reference came from, or None.", refNet},
-		{"GetNameScope", "GetNameScope()\n\nReturns the name-scope part of the name (\"gpu_0/fc_w\" -> \"gpu_0/\").", refNameScope},
-		{"GetUnscopedName", "GetUnscopedName()\n\nReturns the name without its name scope.", refUnscoped},
+	[]binding.Fn{
+		{Name: "Net", Doc: "Net()\n\nReturns the net the reference came from, or None.", Body: refNet},
+		{Name: "GetNameScope", Doc: "GetNameScope()\n\nReturns the name-scope part of the name (\"gpu_0/fc_w\" -> \"gpu_0/\").", Body: refNameScope},
+		{Name: "GetUnscopedName", Doc: "GetUnscopedName()\n\nReturns the name without its name scope.", Body: refUnscoped},
 	})
 
 // Attr returns a method, or an op builder that reads the reference.
 func (r *BlobReference) Attr(name string) (starlark.Value, error) {
-	if m := blobRefMethods.bind(name, r); m != nil {
+	if m := blobRefMethods.Bind(name, r); m != nil {
 		return m, nil
 	}
 	if name == "" || name[0] < 'A' || name[0] > 'Z' {
@@ -1134,7 +1092,7 @@ func (r *BlobReference) Attr(name string) (starlark.Value, error) {
 		return nil, unknownOperatorError(name)
 	}
 	typ := name
-	return starlark.NewBuiltin("BlobReference."+typ, safe(func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return starlark.NewBuiltin("BlobReference."+typ, binding.Safe(func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var inputs starlark.Value = starlark.None
 		if len(args) > 0 {
 			inputs, args = args[0], args[1:]
@@ -1146,7 +1104,7 @@ func (r *BlobReference) Attr(name string) (starlark.Value, error) {
 		case starlark.String, *BlobReference:
 			ins = []starlark.Value{r, x}
 		case *starlark.List, starlark.Tuple:
-			ins = append([]starlark.Value{r}, iterValues(x.(starlark.Indexable))...)
+			ins = append([]starlark.Value{r}, convert.IterValues(x.(starlark.Indexable))...)
 		default:
 			return nil, fmt.Errorf("%s: inputs must be a name, a BlobReference or a list, got %s", b.Name(), inputs.Type())
 		}
@@ -1155,18 +1113,10 @@ func (r *BlobReference) Attr(name string) (starlark.Value, error) {
 }
 
 // AttrNames lists the methods.
-func (r *BlobReference) AttrNames() []string { return blobRefMethods.names() }
-
-func iterValues(seq starlark.Indexable) []starlark.Value {
-	out := make([]starlark.Value, seq.Len())
-	for i := range out {
-		out[i] = seq.Index(i)
-	}
-	return out
-}
+func (r *BlobReference) AttrNames() []string { return blobRefMethods.Names() }
 
 func refNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	r := b.Receiver().(*BlobReference)
@@ -1177,14 +1127,14 @@ func refNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 }
 
 func refNameScope(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.String(devicescope.NameScopeOf(b.Receiver().(*BlobReference).name)), nil
 }
 
 func refUnscoped(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	name := b.Receiver().(*BlobReference).name

@@ -3,12 +3,13 @@ package script
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"go.starlark.net/starlark"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
 
 // toTensor converts a Starlark value to a tensor: an Array (copied, or
@@ -334,62 +335,41 @@ func concatT[T blob.Element](ts []*blob.Tensor) *blob.Tensor {
 	return blob.MustFromSlice(out)
 }
 
-// state is the per-interpreter state of the np module: its random number
-// generator.
-type state struct {
-	rng *rand.Rand
-}
-
-const stateKey = "caffe2go.script.state"
-
-func stateOf(thread *starlark.Thread) *state {
-	if s, ok := thread.Local(stateKey).(*state); ok {
-		return s
-	}
-	s := &state{rng: newRNG(uint64(time.Now().UnixNano()))}
-	thread.SetLocal(stateKey, s)
-	return s
-}
-
-func newRNG(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-}
-
-var npModule = (&moduleSpec{
-	name: "np",
-	doc: "np: NumPy's names for making and inspecting arrays (ndarray values wrap caffe2go tensors).\n\n" +
+var npModule = binding.NewModule(binding.ModuleSpec{
+	Name: "np",
+	Doc: "np: NumPy's names for making and inspecting arrays (ndarray values wrap caffe2go tensors).\n\n" +
 		"dtypes: np.bool_, int8, int16, int32, int64, uint8, uint16, float16, float32, float64, object.\n" +
 		"np.random holds the random generators (seeded with np.random.seed; the stream differs from NumPy's).",
-	funcs: []fn{
-		{"array", "array(object, dtype=None)\n\nReturns a new array from a number, nested lists or tuples, or an array (copied).\nWithout dtype the type is inferred: bool, int64, float64, or object for strings.", npArray},
-		{"asarray", "asarray(a, dtype=None)\n\nAs np.array, but returns a itself when it is already an array of that dtype.", npAsarray},
-		{"zeros", "zeros(shape, dtype=float64)\n\nReturns an array of zeros.", npFilled(0)},
-		{"ones", "ones(shape, dtype=float64)\n\nReturns an array of ones.", npFilled(1)},
-		{"full", "full(shape, fill_value, dtype=None)\n\nReturns an array filled with fill_value (dtype inferred from it).", npFull},
-		{"zeros_like", "zeros_like(a, dtype=None)\n\nReturns zeros with a's shape and dtype.", npLike(0)},
-		{"ones_like", "ones_like(a, dtype=None)\n\nReturns ones with a's shape and dtype.", npLike(1)},
-		{"arange", "arange([start,] stop[, step], dtype=None)\n\nReturns evenly spaced values in [start, stop): int64 for int arguments, else float64.", npArange},
-		{"linspace", "linspace(start, stop, num=50, endpoint=True, dtype=None)\n\nReturns num evenly spaced float64 values from start to stop.", npLinspace},
-		{"reshape", "reshape(a, newshape)\n\nReturns a copy of a with a new shape (one dimension may be -1).", npReshape},
-		{"concatenate", "concatenate(arrays, axis=0)\n\nJoins arrays along an existing axis.", npConcatenate},
-		{"dot", "dot(a, b)\n\nDot product of 1-D arrays, matrix product of 2-D arrays, matrix-vector products.", npDot},
-		{"sum", "sum(a, axis=None)\n\nSum of the elements (a scalar), or along an axis. Integers sum to int64.", npReduce("sum")},
-		{"mean", "mean(a, axis=None)\n\nMean of the elements, or along an axis. Integers average to float64.", npReduce("mean")},
-		{"max", "max(a, axis=None)\n\nLargest element, or along an axis.", npReduce("max")},
-		{"min", "min(a, axis=None)\n\nSmallest element, or along an axis.", npReduce("min")},
-		{"argmax", "argmax(a, axis=None)\n\nIndex of the largest element (of the flattened array), or along an axis.", npReduce("argmax")},
-		{"argmin", "argmin(a, axis=None)\n\nIndex of the smallest element (of the flattened array), or along an axis.", npReduce("argmin")},
-		{"allclose", "allclose(a, b, rtol=1e-05, atol=1e-08)\n\nReports whether |a - b| <= atol + rtol * |b| element-wise (with broadcasting).", npAllclose},
-		{"array_equal", "array_equal(a1, a2)\n\nReports whether two arrays have the same shape and elements.", npArrayEqual},
-		{"equal", "equal(x1, x2)\n\nElement-wise equality, with broadcasting: a bool array.", npEqual},
-		{"abs", "abs(x)\n\nElement-wise absolute value.", npUnary("abs", math.Abs)},
-		{"sqrt", "sqrt(x)\n\nElement-wise square root (float).", npUnary("sqrt", math.Sqrt)},
-		{"exp", "exp(x)\n\nElement-wise exponential (float).", npUnary("exp", math.Exp)},
-		{"log", "log(x)\n\nElement-wise natural logarithm (float).", npUnary("log", math.Log)},
+	Funcs: []binding.Fn{
+		{Name: "array", Doc: "array(object, dtype=None)\n\nReturns a new array from a number, nested lists or tuples, or an array (copied).\nWithout dtype the type is inferred: bool, int64, float64, or object for strings.", Body: npArray},
+		{Name: "asarray", Doc: "asarray(a, dtype=None)\n\nAs np.array, but returns a itself when it is already an array of that dtype.", Body: npAsarray},
+		{Name: "zeros", Doc: "zeros(shape, dtype=float64)\n\nReturns an array of zeros.", Body: npFilled(0)},
+		{Name: "ones", Doc: "ones(shape, dtype=float64)\n\nReturns an array of ones.", Body: npFilled(1)},
+		{Name: "full", Doc: "full(shape, fill_value, dtype=None)\n\nReturns an array filled with fill_value (dtype inferred from it).", Body: npFull},
+		{Name: "zeros_like", Doc: "zeros_like(a, dtype=None)\n\nReturns zeros with a's shape and dtype.", Body: npLike(0)},
+		{Name: "ones_like", Doc: "ones_like(a, dtype=None)\n\nReturns ones with a's shape and dtype.", Body: npLike(1)},
+		{Name: "arange", Doc: "arange([start,] stop[, step], dtype=None)\n\nReturns evenly spaced values in [start, stop): int64 for int arguments, else float64.", Body: npArange},
+		{Name: "linspace", Doc: "linspace(start, stop, num=50, endpoint=True, dtype=None)\n\nReturns num evenly spaced float64 values from start to stop.", Body: npLinspace},
+		{Name: "reshape", Doc: "reshape(a, newshape)\n\nReturns a copy of a with a new shape (one dimension may be -1).", Body: npReshape},
+		{Name: "concatenate", Doc: "concatenate(arrays, axis=0)\n\nJoins arrays along an existing axis.", Body: npConcatenate},
+		{Name: "dot", Doc: "dot(a, b)\n\nDot product of 1-D arrays, matrix product of 2-D arrays, matrix-vector products.", Body: npDot},
+		{Name: "sum", Doc: "sum(a, axis=None)\n\nSum of the elements (a scalar), or along an axis. Integers sum to int64.", Body: npReduce("sum")},
+		{Name: "mean", Doc: "mean(a, axis=None)\n\nMean of the elements, or along an axis. Integers average to float64.", Body: npReduce("mean")},
+		{Name: "max", Doc: "max(a, axis=None)\n\nLargest element, or along an axis.", Body: npReduce("max")},
+		{Name: "min", Doc: "min(a, axis=None)\n\nSmallest element, or along an axis.", Body: npReduce("min")},
+		{Name: "argmax", Doc: "argmax(a, axis=None)\n\nIndex of the largest element (of the flattened array), or along an axis.", Body: npReduce("argmax")},
+		{Name: "argmin", Doc: "argmin(a, axis=None)\n\nIndex of the smallest element (of the flattened array), or along an axis.", Body: npReduce("argmin")},
+		{Name: "allclose", Doc: "allclose(a, b, rtol=1e-05, atol=1e-08)\n\nReports whether |a - b| <= atol + rtol * |b| element-wise (with broadcasting).", Body: npAllclose},
+		{Name: "array_equal", Doc: "array_equal(a1, a2)\n\nReports whether two arrays have the same shape and elements.", Body: npArrayEqual},
+		{Name: "equal", Doc: "equal(x1, x2)\n\nElement-wise equality, with broadcasting: a bool array.", Body: npEqual},
+		{Name: "abs", Doc: "abs(x)\n\nElement-wise absolute value.", Body: npUnary("abs", math.Abs)},
+		{Name: "sqrt", Doc: "sqrt(x)\n\nElement-wise square root (float).", Body: npUnary("sqrt", math.Sqrt)},
+		{Name: "exp", Doc: "exp(x)\n\nElement-wise exponential (float).", Body: npUnary("exp", math.Exp)},
+		{Name: "log", Doc: "log(x)\n\nElement-wise natural logarithm (float).", Body: npUnary("log", math.Log)},
 	},
-	values: func() starlark.StringDict {
+	Values: func() starlark.StringDict {
 		d := starlark.StringDict{
-			"random": npRandomModule.build(),
+			"random": npRandomModule,
 			"pi":     starlark.Float(math.Pi),
 			"bool_":  DType{blob.Bool},
 		}
@@ -398,21 +378,21 @@ var npModule = (&moduleSpec{
 		}
 		return d
 	},
-}).register()
+})
 
-var npRandomModule = (&moduleSpec{
-	name: "np.random",
-	doc:  "np.random: random arrays from the interpreter's generator (PCG; seed it with np.random.seed).",
-	funcs: []fn{
-		{"seed", "seed(seed=None)\n\nReseeds the generator (None: from the clock).", npSeed},
-		{"rand", "rand(d0, d1, ...)\n\nUniform float64 samples in [0, 1) of the given shape (a float without arguments).", npRand(false)},
-		{"randn", "randn(d0, d1, ...)\n\nStandard normal float64 samples of the given shape (a float without arguments).", npRand(true)},
-		{"randint", "randint(low, high=None, size=None, dtype=int64)\n\nUniform integers in [low, high), or [0, low) without high.", npRandint},
-		{"uniform", "uniform(low=0.0, high=1.0, size=None)\n\nUniform float64 samples in [low, high).", npUniform},
-		{"normal", "normal(loc=0.0, scale=1.0, size=None)\n\nNormal float64 samples with mean loc and standard deviation scale.", npNormal},
-		{"permutation", "permutation(x)\n\nA shuffled np.arange(x) for an int, else a copy of x shuffled along its first axis.", npPermutation},
+var npRandomModule = binding.NewModule(binding.ModuleSpec{
+	Name: "np.random",
+	Doc:  "np.random: random arrays from the interpreter's generator (PCG; seed it with np.random.seed).",
+	Funcs: []binding.Fn{
+		{Name: "seed", Doc: "seed(seed=None)\n\nReseeds the generator (None: from the clock).", Body: npSeed},
+		{Name: "rand", Doc: "rand(d0, d1, ...)\n\nUniform float64 samples in [0, 1) of the given shape (a float without arguments).", Body: npRand(false)},
+		{Name: "randn", Doc: "randn(d0, d1, ...)\n\nStandard normal float64 samples of the given shape (a float without arguments).", Body: npRand(true)},
+		{Name: "randint", Doc: "randint(low, high=None, size=None, dtype=int64)\n\nUniform integers in [low, high), or [0, low) without high.", Body: npRandint},
+		{Name: "uniform", Doc: "uniform(low=0.0, high=1.0, size=None)\n\nUniform float64 samples in [low, high).", Body: npUniform},
+		{Name: "normal", Doc: "normal(loc=0.0, scale=1.0, size=None)\n\nNormal float64 samples with mean loc and standard deviation scale.", Body: npNormal},
+		{Name: "permutation", Doc: "permutation(x)\n\nA shuffled np.arange(x) for an int, else a copy of x shuffled along its first axis.", Body: npPermutation},
 	},
-}).register()
+})
 
 func npArray(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var obj, d starlark.Value = nil, starlark.None
@@ -479,7 +459,7 @@ func filled(dt blob.DataType, shape []int, v starlark.Value) (*blob.Tensor, erro
 	return gather(one, make([]int, n), shape), nil
 }
 
-func npFilled(value int) builtinFunc {
+func npFilled(value int) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var shapeV, d starlark.Value = nil, starlark.None
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "shape", &shapeV, "dtype?", &d); err != nil {
@@ -534,7 +514,7 @@ func npFull(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	return &Array{t: t}, nil
 }
 
-func npLike(value int) builtinFunc {
+func npLike(value int) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var a, d starlark.Value = nil, starlark.None
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "a", &a, "dtype?", &d); err != nil {
@@ -628,7 +608,7 @@ func npArange(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 }
 
 func npLinspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var start, stop floatArg
+	var start, stop convert.Float
 	num, endpoint := 50, true
 	var d starlark.Value = starlark.None
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "start", &start, "stop", &stop, "num?", &num, "endpoint?", &endpoint, "dtype?", &d); err != nil {
@@ -837,7 +817,7 @@ func npDot(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	return scalarOrArray(t), nil
 }
 
-func npReduce(kind string) builtinFunc {
+func npReduce(kind string) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var a, axis starlark.Value = nil, starlark.None
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "a", &a, "axis?", &axis); err != nil {
@@ -874,7 +854,7 @@ func broadcastPair(name string, av, bv starlark.Value) (x, y *blob.Tensor, shape
 
 func npAllclose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var av, bv starlark.Value
-	rtol, atol := floatArg(1e-5), floatArg(1e-8)
+	rtol, atol := convert.Float(1e-5), convert.Float(1e-8)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "a", &av, "b", &bv, "rtol?", &rtol, "atol?", &atol); err != nil {
 		return nil, err
 	}
@@ -942,7 +922,7 @@ func npEqual(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	return scalarOrArray(blob.MustFromSlice(out, dims(shape)...)), nil
 }
 
-func npUnary(name string, f func(float64) float64) builtinFunc {
+func npUnary(name string, f func(float64) float64) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var xv starlark.Value
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "x", &xv); err != nil {
@@ -993,16 +973,16 @@ func npSeed(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "seed?", &seed); err != nil {
 		return nil, err
 	}
-	st := stateOf(thread)
+	st := binding.StateOf(thread)
 	if seed == starlark.None {
-		st.rng = newRNG(uint64(time.Now().UnixNano()))
+		st.RNG = binding.NewRNG(uint64(time.Now().UnixNano()))
 		return starlark.None, nil
 	}
-	n, ok := intOf(seed)
+	n, ok := convert.IntOf(seed)
 	if !ok || n < 0 {
 		return nil, fmt.Errorf("%s: seed must be a non-negative int, got %s", b.Name(), seed)
 	}
-	st.rng = newRNG(uint64(n))
+	st.RNG = binding.NewRNG(uint64(n))
 	return starlark.None, nil
 }
 
@@ -1040,7 +1020,7 @@ func randomArray(shape []int, hasShape bool, gen func() float64) (starlark.Value
 	return &Array{t: t}, nil
 }
 
-func npRand(normal bool) builtinFunc {
+func npRand(normal bool) binding.Func {
 	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if len(kwargs) > 0 {
 			return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
@@ -1049,7 +1029,7 @@ func npRand(normal bool) builtinFunc {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
-		rng := stateOf(thread).rng
+		rng := binding.StateOf(thread).RNG
 		gen := rng.Float64
 		if normal {
 			gen = rng.NormFloat64
@@ -1070,7 +1050,7 @@ func npRandint(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	lo, hi := int64(0), low
 	if high != starlark.None {
-		h, ok := intOf(high)
+		h, ok := convert.IntOf(high)
 		if !ok {
 			return nil, fmt.Errorf("%s: high must be an int, got %s", b.Name(), high.Type())
 		}
@@ -1093,7 +1073,7 @@ func npRandint(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if kindOf(dt) != kindInt && kindOf(dt) != kindUint && kindOf(dt) != kindBool {
 		return nil, fmt.Errorf("%s: unsupported dtype %s", b.Name(), dtypeName(dt))
 	}
-	rng := stateOf(thread).rng
+	rng := binding.StateOf(thread).RNG
 	draw := func() int64 { return lo + rng.Int64N(hi-lo) }
 	if !hasShape {
 		return starlark.MakeInt64(draw()), nil
@@ -1110,7 +1090,7 @@ func npRandint(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 }
 
 func npUniform(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	low, high := floatArg(0), floatArg(1)
+	low, high := convert.Float(0), convert.Float(1)
 	var size starlark.Value = starlark.None
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "low?", &low, "high?", &high, "size?", &size); err != nil {
 		return nil, err
@@ -1119,7 +1099,7 @@ func npUniform(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	rng := stateOf(thread).rng
+	rng := binding.StateOf(thread).RNG
 	v, err := randomArray(shape, hasShape, func() float64 { return float64(low) + float64(high-low)*rng.Float64() })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
@@ -1128,7 +1108,7 @@ func npUniform(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 }
 
 func npNormal(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	loc, scale := floatArg(0), floatArg(1)
+	loc, scale := convert.Float(0), convert.Float(1)
 	var size starlark.Value = starlark.None
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "loc?", &loc, "scale?", &scale, "size?", &size); err != nil {
 		return nil, err
@@ -1140,7 +1120,7 @@ func npNormal(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	rng := stateOf(thread).rng
+	rng := binding.StateOf(thread).RNG
 	v, err := randomArray(shape, hasShape, func() float64 { return float64(loc) + float64(scale)*rng.NormFloat64() })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
@@ -1153,7 +1133,7 @@ func npPermutation(thread *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "x", &x); err != nil {
 		return nil, err
 	}
-	rng := stateOf(thread).rng
+	rng := binding.StateOf(thread).RNG
 	if n, ok := x.(starlark.Int); ok {
 		k, err := starlark.AsInt32(n)
 		if err != nil || k < 0 {
@@ -1178,18 +1158,4 @@ func npPermutation(thread *starlark.Thread, b *starlark.Builtin, args starlark.T
 		idx = append(idx, rangeIdx(r*inner, inner)...)
 	}
 	return &Array{t: gather(t, idx, t.Shape())}, nil
-}
-
-// floatArg unpacks a float parameter that also accepts an int, as Python's
-// float parameters do.
-type floatArg float64
-
-// Unpack implements starlark.Unpacker.
-func (f *floatArg) Unpack(v starlark.Value) error {
-	x, ok := starlark.AsFloat(v)
-	if !ok {
-		return fmt.Errorf("got %s, want float", v.Type())
-	}
-	*f = floatArg(x)
-	return nil
 }

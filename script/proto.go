@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
 
 // Message is a Starlark value wrapping a live protobuf message of
@@ -93,19 +94,19 @@ func (m *Message) checkMutable() error {
 	return nil
 }
 
-var messageMethods = newMethodTable("Message",
+var messageMethods = binding.NewMethodTable("Message",
 	"A protobuf message of caffe2.proto. Fields are attributes; printing shows the text format.",
-	[]fn{
-		{"CopyFrom", "CopyFrom(other)\n\nReplaces every field with a copy of other's (a message of the same type).", msgCopyFrom},
-		{"SerializeToString", "SerializeToString()\n\nReturns the message in the binary wire format, as bytes.", msgSerialize},
-		{"ParseFromString", "ParseFromString(data)\n\nReplaces the message with one decoded from the binary wire format.", msgParse},
-		{"HasField", "HasField(name)\n\nReports whether a singular field is set.", msgHasField},
-		{"ClearField", "ClearField(name)\n\nClears a field.", msgClearField},
+	[]binding.Fn{
+		{Name: "CopyFrom", Doc: "CopyFrom(other)\n\nReplaces every field with a copy of other's (a message of the same type).", Body: msgCopyFrom},
+		{Name: "SerializeToString", Doc: "SerializeToString()\n\nReturns the message in the binary wire format, as bytes.", Body: msgSerialize},
+		{Name: "ParseFromString", Doc: "ParseFromString(data)\n\nReplaces the message with one decoded from the binary wire format.", Body: msgParse},
+		{Name: "HasField", Doc: "HasField(name)\n\nReports whether a singular field is set.", Body: msgHasField},
+		{Name: "ClearField", Doc: "ClearField(name)\n\nClears a field.", Body: msgClearField},
 	})
 
 // Attr returns a field's value or a method.
 func (m *Message) Attr(name string) (starlark.Value, error) {
-	if v := messageMethods.bind(name, m); v != nil {
+	if v := messageMethods.Bind(name, m); v != nil {
 		return v, nil
 	}
 	fd := m.msg.Descriptor().Fields().ByName(protoreflect.Name(name))
@@ -122,7 +123,7 @@ func (m *Message) AttrNames() []string {
 	for i := 0; i < fields.Len(); i++ {
 		names = append(names, string(fields.Get(i).Name()))
 	}
-	names = append(names, messageMethods.names()...)
+	names = append(names, messageMethods.Names()...)
 	sort.Strings(names)
 	return names
 }
@@ -206,7 +207,7 @@ func scalarToStarlark(fd protoreflect.FieldDescriptor, v protoreflect.Value) sta
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		return starlark.MakeUint64(v.Uint())
 	case protoreflect.FloatKind:
-		return float32Value(float32(v.Float()))
+		return convert.Float32Value(float32(v.Float()))
 	case protoreflect.DoubleKind:
 		return starlark.Float(v.Float())
 	case protoreflect.StringKind:
@@ -221,16 +222,6 @@ func scalarToStarlark(fd protoreflect.FieldDescriptor, v protoreflect.Value) sta
 	return starlark.None
 }
 
-// float32Value converts f to the Starlark float whose shortest decimal form
-// is f's, so that a float32 0.1 prints as 0.1, as NumPy prints it.
-func float32Value(f float32) starlark.Float {
-	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
-		return starlark.Float(f)
-	}
-	d, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
-	return starlark.Float(d)
-}
-
 func toProtoValue(fd protoreflect.FieldDescriptor, v starlark.Value) (protoreflect.Value, error) {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
@@ -242,23 +233,23 @@ func toProtoValue(fd protoreflect.FieldDescriptor, v starlark.Value) (protorefle
 			return protoreflect.ValueOfBool(i != 0), boolErr(ok, v)
 		}
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		if i, ok := intOf(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
+		if i, ok := convert.IntOf(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
 			return protoreflect.ValueOfInt32(int32(i)), nil
 		}
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		if i, ok := intOf(v); ok {
+		if i, ok := convert.IntOf(v); ok {
 			return protoreflect.ValueOfInt64(i), nil
 		}
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		if i, ok := intOf(v); ok && i >= 0 && i <= math.MaxUint32 {
+		if i, ok := convert.IntOf(v); ok && i >= 0 && i <= math.MaxUint32 {
 			return protoreflect.ValueOfUint32(uint32(i)), nil
 		}
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		if i, ok := intOf(v); ok && i >= 0 {
+		if i, ok := convert.IntOf(v); ok && i >= 0 {
 			return protoreflect.ValueOfUint64(uint64(i)), nil
 		}
 	case protoreflect.EnumKind:
-		if i, ok := intOf(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
+		if i, ok := convert.IntOf(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
 			return protoreflect.ValueOfEnum(protoreflect.EnumNumber(i)), nil
 		}
 	case protoreflect.FloatKind:
@@ -308,20 +299,6 @@ func boolErr(ok bool, v starlark.Value) error {
 	return fmt.Errorf("cannot store %s in a bool field", v)
 }
 
-// intOf returns v as an int64 when it is an int or a bool.
-func intOf(v starlark.Value) (int64, bool) {
-	switch x := v.(type) {
-	case starlark.Int:
-		return x.Int64()
-	case starlark.Bool:
-		if x {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
-}
-
 func msgCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	m := b.Receiver().(*Message)
 	var other *Message
@@ -358,7 +335,7 @@ func msgParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &data); err != nil {
 		return nil, err
 	}
-	raw, ok := bytesOf(data)
+	raw, ok := convert.BytesOf(data)
 	if !ok {
 		return nil, fmt.Errorf("%s: want bytes, got %s", b.Name(), data.Type())
 	}
@@ -372,16 +349,6 @@ func msgParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	proto.Reset(m.msg.Interface())
 	proto.Merge(m.msg.Interface(), fresh)
 	return starlark.None, nil
-}
-
-func bytesOf(v starlark.Value) ([]byte, bool) {
-	switch x := v.(type) {
-	case starlark.Bytes:
-		return []byte(x), true
-	case starlark.String:
-		return []byte(x), true
-	}
-	return nil, false
 }
 
 func msgFieldArg(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (*Message, protoreflect.FieldDescriptor, error) {
@@ -546,20 +513,20 @@ func (r *RepeatedField) CompareSameType(op syntax.Token, y starlark.Value, depth
 	return starlark.CompareDepth(op, a, b, depth)
 }
 
-var repeatedMethods = newMethodTable("repeated",
+var repeatedMethods = binding.NewMethodTable("repeated",
 	"A repeated field of a protobuf message: a live list.",
-	[]fn{
-		{"append", "append(x)\n\nAppends x to the field.", repeatedAppend},
-		{"extend", "extend(xs)\n\nAppends every element of the iterable xs.", repeatedExtend},
+	[]binding.Fn{
+		{Name: "append", Doc: "append(x)\n\nAppends x to the field.", Body: repeatedAppend},
+		{Name: "extend", Doc: "extend(xs)\n\nAppends every element of the iterable xs.", Body: repeatedExtend},
 	})
 
 // Attr returns append or extend.
 func (r *RepeatedField) Attr(name string) (starlark.Value, error) {
-	return repeatedMethods.bind(name, r), nil
+	return repeatedMethods.Bind(name, r), nil
 }
 
 // AttrNames lists the methods.
-func (r *RepeatedField) AttrNames() []string { return repeatedMethods.names() }
+func (r *RepeatedField) AttrNames() []string { return repeatedMethods.Names() }
 
 func repeatedAppend(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	r := b.Receiver().(*RepeatedField)
@@ -675,12 +642,12 @@ var protoTypes = []messageType{
 	{func() proto.Message { return &netdef.BlobProto{} }, "BlobProto"},
 }
 
-var caffe2pb2Module = (&moduleSpec{
-	name: "caffe2_pb2",
-	doc: "caffe2_pb2: the message types of caffe2.proto.\n\n" +
+var caffe2pb2Module = binding.NewModule(binding.ModuleSpec{
+	Name: "caffe2_pb2",
+	Doc: "caffe2_pb2: the message types of caffe2.proto.\n\n" +
 		"Each type is a constructor taking fields as keywords, e.g. caffe2_pb2.OperatorDef(type = \"Relu\", input = [\"x\"]);\n" +
 		"nested enum values are its attributes (caffe2_pb2.TensorProto.FLOAT). CPU and CUDA are the device types.",
-	values: func() starlark.StringDict {
+	Values: func() starlark.StringDict {
 		d := starlark.StringDict{
 			"CPU":  starlark.MakeInt(int(netdef.CPU)),
 			"CUDA": starlark.MakeInt(int(netdef.CUDA)),
@@ -690,16 +657,10 @@ var caffe2pb2Module = (&moduleSpec{
 		}
 		return d
 	},
-}).register()
+})
 
 func init() {
 	for _, t := range protoTypes {
-		setDoc("caffe2_pb2."+t.name, t.name+"(**fields)\n\nReturns a new caffe2."+t.name+" message with the given fields set.")
+		binding.SetDoc("caffe2_pb2."+t.name, t.name+"(**fields)\n\nReturns a new caffe2."+t.name+" message with the given fields set.")
 	}
-}
-
-// structOf builds a read-only struct value (used for small records such as
-// GradientSlice).
-func structOf(name string, fields starlark.StringDict) *starlarkstruct.Struct {
-	return starlarkstruct.FromStringDict(starlark.String(name), fields)
 }

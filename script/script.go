@@ -11,10 +11,12 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
+
+	"github.com/caffe2go/caffe2go/script/internal/binding"
 )
 
 // modules lists the Starlark modules every interpreter predeclares.
-var modules = []*moduleSpec{workspaceModule, coreModule, npModule, utilsModule, caffe2pb2Module,
+var modules = []*starlarkstruct.Module{workspaceModule, coreModule, npModule, utilsModule, caffe2pb2Module,
 	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
 
 // Options configure an Interpreter.
@@ -52,7 +54,7 @@ func FileOptions() *syntax.FileOptions {
 	return &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 }
 
-// New returns an interpreter with fresh modules.
+// New returns an interpreter.
 func New(opts Options) *Interpreter {
 	in := &Interpreter{out: opts.Stdout, globals: starlark.StringDict{}, loads: map[string]*loadEntry{}}
 	if in.out == nil {
@@ -67,17 +69,18 @@ func New(opts Options) *Interpreter {
 		Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.out, msg) },
 		Load:  in.load,
 	}
-	stateOf(in.thread)
+	binding.StateOf(in.thread)
 	return in
 }
 
 // Predeclared returns a fresh set of the modules and global functions
 // scripts see: workspace, core, np, utils, caffe2_pb2, math, sys (with
-// argv), help, with_device and with_namescope.
+// argv), help, with_device and with_namescope. The modules hold no state,
+// so that every set shares them.
 func Predeclared(argv []string) starlark.StringDict {
 	d := starlark.StringDict{}
 	for _, m := range modules {
-		d[m.name] = m.build()
+		d[m.Name] = m
 	}
 	d["math"] = starlarkmath.Module
 	args := make([]starlark.Value, len(argv))
@@ -85,7 +88,7 @@ func Predeclared(argv []string) starlark.StringDict {
 		args[i] = starlark.String(a)
 	}
 	d["sys"] = &starlarkstruct.Module{Name: "sys", Members: starlark.StringDict{"argv": starlark.NewList(args)}}
-	d["help"] = starlark.NewBuiltin("help", safe(helpBuiltin.body))
+	d["help"] = starlark.NewBuiltin("help", binding.Safe(builtinHelp))
 	core := d["core"].(*starlarkstruct.Module)
 	d["with_device"] = core.Members["with_device"]
 	d["with_namescope"] = core.Members["with_namescope"]
@@ -158,7 +161,7 @@ func (in *Interpreter) load(_ *starlark.Thread, module string) (starlark.StringD
 	}
 	in.loads[path] = nil
 	thread := &starlark.Thread{Name: "load " + module, Print: in.thread.Print, Load: in.load}
-	thread.SetLocal(stateKey, stateOf(in.thread))
+	binding.ShareState(thread, in.thread)
 	_, prog, err := starlark.SourceProgramOptions(FileOptions(), path, nil, in.predeclared.Has)
 	var globals starlark.StringDict
 	if err == nil {

@@ -8,57 +8,59 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-var workspaceModule = (&moduleSpec{
-	name: "workspace",
-	doc: "workspace: the current workspace's blobs and nets, as Caffe2's caffe2.python.workspace.\n\n" +
+var workspaceModule = binding.NewModule(binding.ModuleSpec{
+	Name: "workspace",
+	Doc: "workspace: the current workspace's blobs and nets, as Caffe2's caffe2.python.workspace.\n\n" +
 		"workspace.blobs is a dict-like view: workspace.blobs[\"x\"] fetches, assignment feeds,\n" +
 		"len() and iteration list the blobs, \"x\" in workspace.blobs tests for one.",
-	funcs: []fn{
-		{"FeedBlob", "FeedBlob(name, arr, device_option=None)\n\nStores a copy of arr (an ndarray, keeping its exact dtype; a string or bytes, as a byte-string blob;\nor a TensorProto) under name, on device_option's device, else the current device scope's. Returns True.", wsFeedBlob},
-		{"FetchBlob", "FetchBlob(name)\n\nReturns a copy of a blob: an ndarray for a tensor, bytes for a byte string,\nelse a description of the blob's content.", wsFetchBlob},
-		{"FetchBlobs", "FetchBlobs(names)\n\nReturns FetchBlob of each name, as a list.", wsFetchBlobs},
-		{"HasBlob", "HasBlob(name)\n\nReports whether the blob exists (the parent workspace's included).", wsHasBlob},
-		{"Blobs", "Blobs()\n\nReturns the blob names: local, then forwarded, then the parent's, each sorted.", wsBlobs},
-		{"CreateBlob", "CreateBlob(name)\n\nCreates an empty blob unless one exists. Returns True.", wsCreateBlob},
-		{"ResetBlob", "ResetBlob(name)\n\nEmpties an existing blob, keeping its name.", wsResetBlob},
-		{"RemoveBlob", "RemoveBlob(name)\n\nDeletes a local blob; returns whether there was one.", wsRemoveBlob},
-		{"SerializeBlob", "SerializeBlob(name)\n\nReturns the blob as Caffe2 BlobProto bytes.", wsSerializeBlob},
-		{"DeserializeBlob", "DeserializeBlob(name, serialized_blob)\n\nCreates the blob if needed and fills it from BlobProto bytes.", wsDeserializeBlob},
-		{"GetBlobSizeBytes", "GetBlobSizeBytes(name)\n\nReturns the size of the blob's content in bytes.", wsBlobSize},
-		{"CreateNet", "CreateNet(net, overwrite=False, input_blobs=None)\n\nInstantiates a net (a Net or a NetDef), first creating input_blobs. Returns True.", wsCreateNet},
-		{"RunNet", "RunNet(name, num_iter=1, allow_fail=False)\n\nRuns a created net (by name or Net) num_iter times. Returns True; with allow_fail a failure returns False.", wsRunNet},
-		{"RunNetOnce", "RunNetOnce(net)\n\nRuns a net once without registering it. Returns True.", wsRunNetOnce},
-		{"RunOperatorOnce", "RunOperatorOnce(operator)\n\nRuns one OperatorDef (or its serialized bytes) once. Returns True.", wsRunOperatorOnce},
-		{"RunOperatorsOnce", "RunOperatorsOnce(operators)\n\nRuns OperatorDefs once, in order. Returns True.", wsRunOperatorsOnce},
-		{"RunPlan", "RunPlan(plan_or_step)\n\nRuns a plan (a Plan, an ExecutionStep, or their messages). Returns True.", wsRunPlan},
-		{"RunPlanInBackground", "RunPlanInBackground(plan_or_step)\n\nStarts a plan; returns a handle with is_done(), is_succeeded() and wait().", wsRunPlanInBackground},
-		{"Nets", "Nets()\n\nReturns the names of the created nets, sorted.", wsNets},
-		{"DeleteNet", "DeleteNet(name)\n\nRemoves a created net; returns whether there was one.", wsDeleteNet},
-		{"SwitchWorkspace", "SwitchWorkspace(name, create_if_missing=None)\n\nMakes a workspace current, creating it when create_if_missing is true.", wsSwitchWorkspace},
-		{"CurrentWorkspace", "CurrentWorkspace()\n\nReturns the current workspace's name.", wsCurrentWorkspace},
-		{"Workspaces", "Workspaces()\n\nReturns the registered workspace names, sorted.", wsWorkspaces},
-		{"ResetWorkspace", "ResetWorkspace(root_folder=None)\n\nEmpties the current workspace (None keeps its root folder). Returns True.", wsResetWorkspace},
-		{"RootFolder", "RootFolder()\n\nReturns the current workspace's root folder.", wsRootFolder},
-		{"CreateChildWorkspace", "CreateChildWorkspace(parent_name, child_name)\n\nRegisters a child of a workspace that sees the parent's blobs.", wsCreateChild},
-		{"SaveNet", "SaveNet(name, net)\n\nSaves a net in the root folder's store under name (\"\": the net's own name).", wsSaveNet},
-		{"LoadNet", "LoadNet(name)\n\nReturns the NetDef saved under name (create it with CreateNet to run it).", wsLoadNet},
-		{"SavedNets", "SavedNets()\n\nReturns the names of the saved nets, sorted.", wsSavedNets},
-		{"SaveCheckpoint", "SaveCheckpoint(id, blobs=None)\n\nSaves blobs (None: every local tensor blob) as checkpoint id, atomically.", wsSaveCheckpoint},
-		{"LoadCheckpoint", "LoadCheckpoint(id)\n\nLoads checkpoint id into the workspace.", wsLoadCheckpoint},
-		{"LatestCheckpoint", "LatestCheckpoint()\n\nReturns the highest saved checkpoint id, or None.", wsLatestCheckpoint},
-		{"BenchmarkNet", "BenchmarkNet(name, warmup_runs, main_runs, run_individual)\n\nReturns [ms per run] plus, with run_individual, each operator's ms per run.", wsBenchmarkNet},
-		{"NumCudaDevices", "NumCudaDevices()\n\nReturns the number of usable CUDA GPUs (0 without the cuda build).", wsNumCuda},
-		{"NumGpuDevices", "NumGpuDevices()\n\nThe same as NumCudaDevices.", wsNumCuda},
-		{"RegisteredOperators", "RegisteredOperators()\n\nReturns every registered operator key, sorted.", wsRegisteredOperators},
-		{"GetNameScope", "GetNameScope()\n\nReturns the current name scope.", coreCurrentNameScope},
+	Funcs: []binding.Fn{
+		{Name: "FeedBlob", Doc: "FeedBlob(name, arr, device_option=None)\n\nStores a copy of arr (an ndarray, keeping its exact dtype; a string or bytes, as a byte-string blob;\nor a TensorProto) under name, on device_option's device, else the current device scope's. Returns True.", Body: wsFeedBlob},
+		{Name: "FetchBlob", Doc: "FetchBlob(name)\n\nReturns a copy of a blob: an ndarray for a tensor, bytes for a byte string,\nelse a description of the blob's content.", Body: wsFetchBlob},
+		{Name: "FetchBlobs", Doc: "FetchBlobs(names)\n\nReturns FetchBlob of each name, as a list.", Body: wsFetchBlobs},
+		{Name: "HasBlob", Doc: "HasBlob(name)\n\nReports whether the blob exists (the parent workspace's included).", Body: wsHasBlob},
+		{Name: "Blobs", Doc: "Blobs()\n\nReturns the blob names: local, then forwarded, then the parent's, each sorted.", Body: wsBlobs},
+		{Name: "CreateBlob", Doc: "CreateBlob(name)\n\nCreates an empty blob unless one exists. Returns True.", Body: wsCreateBlob},
+		{Name: "ResetBlob", Doc: "ResetBlob(name)\n\nEmpties an existing blob, keeping its name.", Body: wsResetBlob},
+		{Name: "RemoveBlob", Doc: "RemoveBlob(name)\n\nDeletes a local blob; returns whether there was one.", Body: wsRemoveBlob},
+		{Name: "SerializeBlob", Doc: "SerializeBlob(name)\n\nReturns the blob as Caffe2 BlobProto bytes.", Body: wsSerializeBlob},
+		{Name: "DeserializeBlob", Doc: "DeserializeBlob(name, serialized_blob)\n\nCreates the blob if needed and fills it from BlobProto bytes.", Body: wsDeserializeBlob},
+		{Name: "GetBlobSizeBytes", Doc: "GetBlobSizeBytes(name)\n\nReturns the size of the blob's content in bytes.", Body: wsBlobSize},
+		{Name: "CreateNet", Doc: "CreateNet(net, overwrite=False, input_blobs=None)\n\nInstantiates a net (a Net or a NetDef), first creating input_blobs. Returns True.", Body: wsCreateNet},
+		{Name: "RunNet", Doc: "RunNet(name, num_iter=1, allow_fail=False)\n\nRuns a created net (by name or Net) num_iter times. Returns True; with allow_fail a failure returns False.", Body: wsRunNet},
+		{Name: "RunNetOnce", Doc: "RunNetOnce(net)\n\nRuns a net once without registering it. Returns True.", Body: wsRunNetOnce},
+		{Name: "RunOperatorOnce", Doc: "RunOperatorOnce(operator)\n\nRuns one OperatorDef (or its serialized bytes) once. Returns True.", Body: wsRunOperatorOnce},
+		{Name: "RunOperatorsOnce", Doc: "RunOperatorsOnce(operators)\n\nRuns OperatorDefs once, in order. Returns True.", Body: wsRunOperatorsOnce},
+		{Name: "RunPlan", Doc: "RunPlan(plan_or_step)\n\nRuns a plan (a Plan, an ExecutionStep, or their messages). Returns True.", Body: wsRunPlan},
+		{Name: "RunPlanInBackground", Doc: "RunPlanInBackground(plan_or_step)\n\nStarts a plan; returns a handle with is_done(), is_succeeded() and wait().", Body: wsRunPlanInBackground},
+		{Name: "Nets", Doc: "Nets()\n\nReturns the names of the created nets, sorted.", Body: wsNets},
+		{Name: "DeleteNet", Doc: "DeleteNet(name)\n\nRemoves a created net; returns whether there was one.", Body: wsDeleteNet},
+		{Name: "SwitchWorkspace", Doc: "SwitchWorkspace(name, create_if_missing=None)\n\nMakes a workspace current, creating it when create_if_missing is true.", Body: wsSwitchWorkspace},
+		{Name: "CurrentWorkspace", Doc: "CurrentWorkspace()\n\nReturns the current workspace's name.", Body: wsCurrentWorkspace},
+		{Name: "Workspaces", Doc: "Workspaces()\n\nReturns the registered workspace names, sorted.", Body: wsWorkspaces},
+		{Name: "ResetWorkspace", Doc: "ResetWorkspace(root_folder=None)\n\nEmpties the current workspace (None keeps its root folder). Returns True.", Body: wsResetWorkspace},
+		{Name: "RootFolder", Doc: "RootFolder()\n\nReturns the current workspace's root folder.", Body: wsRootFolder},
+		{Name: "CreateChildWorkspace", Doc: "CreateChildWorkspace(parent_name, child_name)\n\nRegisters a child of a workspace that sees the parent's blobs.", Body: wsCreateChild},
+		{Name: "SaveNet", Doc: "SaveNet(name, net)\n\nSaves a net in the root folder's store under name (\"\": the net's own name).", Body: wsSaveNet},
+		{Name: "LoadNet", Doc: "LoadNet(name)\n\nReturns the NetDef saved under name (create it with CreateNet to run it).", Body: wsLoadNet},
+		{Name: "SavedNets", Doc: "SavedNets()\n\nReturns the names of the saved nets, sorted.", Body: wsSavedNets},
+		{Name: "SaveCheckpoint", Doc: "SaveCheckpoint(id, blobs=None)\n\nSaves blobs (None: every local tensor blob) as checkpoint id, atomically.", Body: wsSaveCheckpoint},
+		{Name: "LoadCheckpoint", Doc: "LoadCheckpoint(id)\n\nLoads checkpoint id into the workspace.", Body: wsLoadCheckpoint},
+		{Name: "LatestCheckpoint", Doc: "LatestCheckpoint()\n\nReturns the highest saved checkpoint id, or None.", Body: wsLatestCheckpoint},
+		{Name: "BenchmarkNet", Doc: "BenchmarkNet(name, warmup_runs, main_runs, run_individual)\n\nReturns [ms per run] plus, with run_individual, each operator's ms per run.", Body: wsBenchmarkNet},
+		{Name: "NumCudaDevices", Doc: "NumCudaDevices()\n\nReturns the number of usable CUDA GPUs (0 without the cuda build).", Body: wsNumCuda},
+		{Name: "NumGpuDevices", Doc: "NumGpuDevices()\n\nThe same as NumCudaDevices.", Body: wsNumCuda},
+		{Name: "RegisteredOperators", Doc: "RegisteredOperators()\n\nReturns every registered operator key, sorted.", Body: wsRegisteredOperators},
+		{Name: "GetNameScope", Doc: "GetNameScope()\n\nReturns the current name scope.", Body: coreCurrentNameScope},
 	},
-	values: func() starlark.StringDict {
+	Values: func() starlark.StringDict {
 		return starlark.StringDict{"blobs": blobsView{}}
 	},
-}).register()
+})
 
 // feedValue converts what FeedBlob accepts to what workspace.FeedBlob
 // takes.
@@ -96,7 +98,7 @@ func nameArg(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, param, &v); err != nil {
 		return "", err
 	}
-	name, err := blobName(v)
+	name, err := convert.BlobName(v)
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -108,7 +110,7 @@ func wsFeedBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "arr", &arr, "device_option?", &dev); err != nil {
 		return nil, err
 	}
-	name, err := blobName(nameV)
+	name, err := convert.BlobName(nameV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -147,7 +149,7 @@ func wsFetchBlobs(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "names", &v); err != nil {
 		return nil, err
 	}
-	names, err := blobNames(v)
+	names, err := convert.BlobNames(v)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -171,10 +173,10 @@ func wsHasBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 }
 
 func wsBlobs(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.Blobs()), nil
+	return convert.StringList(workspace.Blobs()), nil
 }
 
 func wsCreateBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -222,11 +224,11 @@ func wsDeserializeBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "serialized_blob", &data); err != nil {
 		return nil, err
 	}
-	name, err := blobName(nameV)
+	name, err := convert.BlobName(nameV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	raw, ok := bytesOf(data)
+	raw, ok := convert.BytesOf(data)
 	if !ok {
 		return nil, fmt.Errorf("%s: serialized_blob must be bytes, got %s", b.Name(), data.Type())
 	}
@@ -271,7 +273,7 @@ func wsCreateNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return nil, err
 	}
 	if inputs != starlark.None {
-		names, err := blobNames(inputs)
+		names, err := convert.BlobNames(inputs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: input_blobs: %v", b.Name(), err)
 		}
@@ -433,29 +435,29 @@ func (p *planHandle) Freeze()               {}
 func (p *planHandle) Truth() starlark.Bool  { return true }
 func (p *planHandle) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: PlanHandle") }
 
-var planHandleMethods = newMethodTable("PlanHandle",
+var planHandleMethods = binding.NewMethodTable("PlanHandle",
 	"PlanHandle: a plan running in the background.",
-	[]fn{
-		{"is_done", "is_done()\n\nReports whether the plan has finished.", handleIsDone},
-		{"is_succeeded", "is_succeeded()\n\nReports whether the plan has finished without an error.", handleSucceeded},
-		{"wait", "wait()\n\nWaits for the plan to finish; fails with the plan's error if it failed.", handleWait},
+	[]binding.Fn{
+		{Name: "is_done", Doc: "is_done()\n\nReports whether the plan has finished.", Body: handleIsDone},
+		{Name: "is_succeeded", Doc: "is_succeeded()\n\nReports whether the plan has finished without an error.", Body: handleSucceeded},
+		{Name: "wait", Doc: "wait()\n\nWaits for the plan to finish; fails with the plan's error if it failed.", Body: handleWait},
 	})
 
 func (p *planHandle) Attr(name string) (starlark.Value, error) {
-	return planHandleMethods.bind(name, p), nil
+	return planHandleMethods.Bind(name, p), nil
 }
 
-func (p *planHandle) AttrNames() []string { return planHandleMethods.names() }
+func (p *planHandle) AttrNames() []string { return planHandleMethods.Names() }
 
 func handleIsDone(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.Bool(b.Receiver().(*planHandle).h.IsDone()), nil
 }
 
 func handleSucceeded(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	h := b.Receiver().(*planHandle).h
@@ -463,7 +465,7 @@ func handleSucceeded(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 }
 
 func handleWait(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	if err := b.Receiver().(*planHandle).h.Wait(); err != nil {
@@ -473,10 +475,10 @@ func handleWait(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 }
 
 func wsNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.Nets()), nil
+	return convert.StringList(workspace.Nets()), nil
 }
 
 func wsDeleteNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -508,17 +510,17 @@ func wsSwitchWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 }
 
 func wsCurrentWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.String(workspace.CurrentWorkspace()), nil
 }
 
 func wsWorkspaces(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.Workspaces()), nil
+	return convert.StringList(workspace.Workspaces()), nil
 }
 
 func wsResetWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -541,7 +543,7 @@ func wsResetWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 }
 
 func wsRootFolder(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.String(workspace.RootFolder()), nil
@@ -587,14 +589,14 @@ func wsLoadNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 }
 
 func wsSavedNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	names, err := workspace.SavedNets()
 	if err != nil {
 		return nil, err
 	}
-	return stringList(names), nil
+	return convert.StringList(names), nil
 }
 
 func wsSaveCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -606,7 +608,7 @@ func wsSaveCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	var names []string
 	if blobsV != starlark.None {
 		var err error
-		if names, err = blobNames(blobsV); err != nil {
+		if names, err = convert.BlobNames(blobsV); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
 	}
@@ -628,7 +630,7 @@ func wsLoadCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 }
 
 func wsLatestCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	id, ok, err := workspace.LatestCheckpoint()
@@ -660,17 +662,17 @@ func wsBenchmarkNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 }
 
 func wsNumCuda(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.MakeInt(workspace.NumCudaDevices()), nil
 }
 
 func wsRegisteredOperators(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.RegisteredOperators()), nil
+	return convert.StringList(workspace.RegisteredOperators()), nil
 }
 
 // blobsView is workspace.blobs: a dict-like view of the current workspace.
@@ -693,7 +695,7 @@ func (blobsView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type:
 func (blobsView) Len() int              { return len(workspace.Blobs()) }
 
 func (blobsView) Get(k starlark.Value) (starlark.Value, bool, error) {
-	name, err := blobName(k)
+	name, err := convert.BlobName(k)
 	if err != nil {
 		return nil, false, err
 	}
@@ -708,7 +710,7 @@ func (blobsView) Get(k starlark.Value) (starlark.Value, bool, error) {
 }
 
 func (blobsView) SetKey(k, v starlark.Value) error {
-	name, err := blobName(k)
+	name, err := convert.BlobName(k)
 	if err != nil {
 		return err
 	}
@@ -722,7 +724,7 @@ func (blobsView) SetKey(k, v starlark.Value) error {
 func (blobsView) Iterate() starlark.Iterator {
 	names := workspace.Blobs()
 	sort.Strings(names)
-	return &listIter{vals: stringList(names)}
+	return &listIter{vals: convert.StringList(names)}
 }
 
 type listIter struct {
