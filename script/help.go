@@ -10,6 +10,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/np"
 )
 
 const overview = `caffe2go scripts: Starlark (a small Python dialect) with Caffe2's Python modules.
@@ -73,7 +74,7 @@ func Help(x starlark.Value) string {
 	case *RepeatedField:
 		t, _ := binding.MethodTableOf("repeated")
 		return typeHelp(t)
-	case DType:
+	case np.DType:
 		return fmt.Sprintf("dtype %s: a NumPy element type. Call it to convert: %s(x).", v, v)
 	}
 	if t, ok := binding.MethodTableOf(x.Type()); ok {

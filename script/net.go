@@ -16,6 +16,8 @@ import (
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/ndarray"
+	"github.com/caffe2go/caffe2go/script/np"
 )
 
 // Net is the Starlark value of a net builder (Caffe2's core.Net). Besides
@@ -414,19 +416,20 @@ func goArgValue(v starlark.Value) (any, error) {
 		return proto.Clone(x.net.Proto()), nil
 	case *Message:
 		return proto.Clone(x.Proto()), nil
-	case *Array:
-		switch kindOf(x.t.DataType()) {
-		case kindFloat:
-			if x.t.DataType() == blob.Float32 {
-				return append([]float32{}, blob.Data[float32](x.t)...), nil
+	case *np.Array:
+		t := x.Tensor()
+		switch ndarray.KindOf(t.DataType()) {
+		case ndarray.KindFloat:
+			if t.DataType() == blob.Float32 {
+				return append([]float32{}, blob.Data[float32](t)...), nil
 			}
-			return append([]float64{}, floatsOf(x.t)...), nil
-		case kindString:
-			return append([]string{}, blob.Data[string](x.t)...), nil
-		case kindBool:
-			return append([]bool{}, blob.Data[bool](x.t)...), nil
+			return append([]float64{}, ndarray.FloatsOf(t)...), nil
+		case ndarray.KindString:
+			return append([]string{}, blob.Data[string](t)...), nil
+		case ndarray.KindBool:
+			return append([]bool{}, blob.Data[bool](t)...), nil
 		}
-		return append([]int64{}, intsOf(x.t)...), nil
+		return append([]int64{}, ndarray.IntsOf(t)...), nil
 	case *starlark.List, starlark.Tuple:
 		return goArgList(x.(starlark.Indexable))
 	}
@@ -723,7 +726,7 @@ func netClone(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	}
 	var mask []int
 	if maskV != starlark.None {
-		s, err := shapeOf(maskV)
+		s, err := ndarray.ShapeOf(maskV)
 		if err != nil {
 			return nil, fmt.Errorf("%s: op_id_mask must be a list of ints", b.Name())
 		}
@@ -794,11 +797,11 @@ func netConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 			{starlark.String("value"), bv},
 		})
 	}
-	dt, ok, err := dtypeOf(d)
+	dt, ok, err := ndarray.DTypeOf(d)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	t, err := toTensor(arr, dt, ok)
+	t, err := ndarray.ToTensor(arr, dt, ok)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -817,8 +820,8 @@ func netConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	if err := flat.Reshape(flat.Size()); err != nil {
 		return nil, err
 	}
-	values := tolist(flat, 0, flat.Dims())
-	if kindOf(t.DataType()) == kindFloat {
+	values := ndarray.ToList(flat, 0, flat.Dims())
+	if ndarray.KindOf(t.DataType()) == ndarray.KindFloat {
 		// Caffe2 passes float arrays as float lists (floats field).
 		l := values.(*starlark.List)
 		for i := 0; i < l.Len(); i++ {
@@ -827,7 +830,7 @@ func netConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		}
 	}
 	return n.addOp(typ, starlark.NewList(nil), out, []starlark.Tuple{
-		{starlark.String("shape"), starlark.NewList(shapeTuple(t.Dims()))},
+		{starlark.String("shape"), starlark.NewList(ndarray.ShapeTuple(t.Dims()))},
 		{starlark.String("values"), values},
 	})
 }

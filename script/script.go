@@ -13,10 +13,11 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/np"
 )
 
 // modules lists the Starlark modules every interpreter predeclares.
-var modules = []*starlarkstruct.Module{workspaceModule, coreModule, npModule, utilsModule, caffe2pb2Module,
+var modules = []*starlarkstruct.Module{workspaceModule, coreModule, np.Module, utilsModule, caffe2pb2Module,
 	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
 
 // Options configure an Interpreter.

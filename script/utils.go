@@ -12,6 +12,8 @@ import (
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/ndarray"
+	"github.com/caffe2go/caffe2go/script/np"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -119,7 +121,7 @@ func utilsTensorToArray(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err != nil {
 		return nil, err
 	}
-	return &Array{t: t}, nil
+	return np.NewArray(t), nil
 }
 
 func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -128,7 +130,7 @@ func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "arr", &arr, "name?", &name); err != nil {
 		return nil, err
 	}
-	t, err := arrayArg(b.Name(), arr)
+	t, err := ndarray.TensorArg(b.Name(), arr)
 	if err != nil {
 		return nil, err
 	}

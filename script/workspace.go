@@ -10,6 +10,7 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/np"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -66,8 +67,8 @@ var workspaceModule = binding.NewModule(binding.ModuleSpec{
 // takes.
 func feedValue(v starlark.Value) (any, error) {
 	switch x := v.(type) {
-	case *Array:
-		return x.t, nil
+	case *np.Array:
+		return x.Tensor(), nil
 	case starlark.String:
 		return []byte(x), nil
 	case starlark.Bytes:
@@ -84,7 +85,7 @@ func feedValue(v starlark.Value) (any, error) {
 func fetchedValue(v any) starlark.Value {
 	switch x := v.(type) {
 	case *blob.Tensor:
-		return &Array{t: x}
+		return np.NewArray(x)
 	case []byte:
 		return starlark.Bytes(x)
 	case string:

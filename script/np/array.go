@@ -1,15 +1,14 @@
-package script
+package np
 
 import (
 	"fmt"
-	"math"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
-	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/ndarray"
 )
 
 // Array is a NumPy-style n-dimensional array: a Starlark value wrapping a
@@ -31,6 +30,14 @@ func NewArray(t *blob.Tensor) *Array { return &Array{t: t} }
 // Tensor returns the wrapped tensor.
 func (a *Array) Tensor() *blob.Tensor { return a.t }
 
+// scalarOrArray returns a Starlark scalar for a 0-d tensor, else an Array.
+func scalarOrArray(t *blob.Tensor) starlark.Value {
+	if t.NumDims() == 0 {
+		return ndarray.ElemValue(t, 0)
+	}
+	return &Array{t: t}
+}
+
 var (
 	_ starlark.HasAttrs   = (*Array)(nil)
 	_ starlark.Mapping    = (*Array)(nil)
@@ -43,10 +50,10 @@ var (
 )
 
 // String formats the array as NumPy's str() does.
-func (a *Array) String() string { return formatArray(a.t, false) }
+func (a *Array) String() string { return ndarray.Format(a.t, false) }
 
 // Repr formats the array as NumPy's repr() does: array([...], dtype=...).
-func (a *Array) Repr() string { return formatArray(a.t, true) }
+func (a *Array) Repr() string { return ndarray.Format(a.t, true) }
 
 // Type returns "ndarray".
 func (a *Array) Type() string { return "ndarray" }
@@ -58,7 +65,7 @@ func (a *Array) Freeze() { a.frozen = true }
 // array, whether that element is non-zero.
 func (a *Array) Truth() starlark.Bool {
 	if a.t.Size() == 1 {
-		return elemValue(a.t, 0).Truth()
+		return ndarray.ElemValue(a.t, 0).Truth()
 	}
 	return a.t.Size() > 0
 }
@@ -96,7 +103,7 @@ var arrayMethods = binding.NewMethodTable("ndarray",
 func (a *Array) Attr(name string) (starlark.Value, error) {
 	switch name {
 	case "shape":
-		return shapeTuple(a.t.Dims()), nil
+		return ndarray.ShapeTuple(a.t.Dims()), nil
 	case "dtype":
 		return DType{a.t.DataType()}, nil
 	case "ndim":
@@ -104,7 +111,7 @@ func (a *Array) Attr(name string) (starlark.Value, error) {
 	case "size":
 		return starlark.MakeInt(a.t.Size()), nil
 	case "T":
-		return &Array{t: transpose(a.t)}, nil
+		return &Array{t: ndarray.Transpose(a.t)}, nil
 	}
 	return arrayMethods.Bind(name, a), nil
 }
@@ -112,114 +119,6 @@ func (a *Array) Attr(name string) (starlark.Value, error) {
 // AttrNames lists the attributes and methods.
 func (a *Array) AttrNames() []string {
 	return append([]string{"T", "dtype", "ndim", "shape", "size"}, arrayMethods.Names()...)
-}
-
-func shapeTuple(dims []int) starlark.Tuple {
-	t := make(starlark.Tuple, len(dims))
-	for i, d := range dims {
-		t[i] = starlark.MakeInt(d)
-	}
-	return t
-}
-
-// elemValue returns element i of t as a Starlark scalar.
-func elemValue(t *blob.Tensor, i int) starlark.Value {
-	switch d := t.Raw().(type) {
-	case []float64:
-		return starlark.Float(d[i])
-	case []float32:
-		return convert.Float32Value(d[i])
-	case []blob.Half:
-		return convert.Float32Value(d[i].Float32())
-	case []bool:
-		return starlark.Bool(d[i])
-	case []string:
-		return starlark.String(d[i])
-	}
-	return starlark.MakeInt64(intsOf(t)[i])
-}
-
-// gather returns a tensor of t's type and the given shape holding t's
-// elements at the flat indices idx.
-func gather(t *blob.Tensor, idx []int, shape []int) *blob.Tensor {
-	switch d := t.Raw().(type) {
-	case []float32:
-		return gatherT(d, idx, shape)
-	case []float64:
-		return gatherT(d, idx, shape)
-	case []blob.Half:
-		return gatherT(d, idx, shape)
-	case []int8:
-		return gatherT(d, idx, shape)
-	case []int16:
-		return gatherT(d, idx, shape)
-	case []int32:
-		return gatherT(d, idx, shape)
-	case []int64:
-		return gatherT(d, idx, shape)
-	case []uint8:
-		return gatherT(d, idx, shape)
-	case []uint16:
-		return gatherT(d, idx, shape)
-	case []bool:
-		return gatherT(d, idx, shape)
-	case []string:
-		return gatherT(d, idx, shape)
-	}
-	panic(fmt.Sprintf("gather: unsupported tensor type %s", t.DataType()))
-}
-
-func gatherT[T blob.Element](d []T, idx []int, shape []int) *blob.Tensor {
-	out := make([]T, len(idx))
-	for i, j := range idx {
-		out[i] = d[j]
-	}
-	return blob.MustFromSlice(out, dims(shape)...)
-}
-
-// scatter writes src's elements (already of dst's type, one per index) into
-// dst at the flat indices idx.
-func scatter(dst, src *blob.Tensor, idx []int) {
-	switch d := dst.Raw().(type) {
-	case []float32:
-		scatterT(d, src, idx)
-	case []float64:
-		scatterT(d, src, idx)
-	case []blob.Half:
-		scatterT(d, src, idx)
-	case []int8:
-		scatterT(d, src, idx)
-	case []int16:
-		scatterT(d, src, idx)
-	case []int32:
-		scatterT(d, src, idx)
-	case []int64:
-		scatterT(d, src, idx)
-	case []uint8:
-		scatterT(d, src, idx)
-	case []uint16:
-		scatterT(d, src, idx)
-	case []bool:
-		scatterT(d, src, idx)
-	case []string:
-		scatterT(d, src, idx)
-	}
-}
-
-func scatterT[T blob.Element](d []T, src *blob.Tensor, idx []int) {
-	s := blob.Data[T](src)
-	for i, j := range idx {
-		d[j] = s[i]
-	}
-}
-
-// rangeIdx returns [start, start+n).
-func rangeIdx(start, n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = start + i
-	}
-	return out
 }
 
 // indexOffset resolves an index key (an int or a tuple of ints) to the
@@ -263,9 +162,9 @@ func (a *Array) Get(key starlark.Value) (starlark.Value, bool, error) {
 		return nil, false, err
 	}
 	if len(shape) == 0 {
-		return elemValue(a.t, off), true, nil
+		return ndarray.ElemValue(a.t, off), true, nil
 	}
-	return &Array{t: gather(a.t, rangeIdx(off, product(shape)), shape)}, true, nil
+	return &Array{t: ndarray.Gather(a.t, ndarray.RangeIdx(off, ndarray.Product(shape)), shape)}, true, nil
 }
 
 // SetKey implements x[i] = v and x[i, j] = v: v (a number or an array
@@ -278,18 +177,18 @@ func (a *Array) SetKey(key, v starlark.Value) error {
 	if err != nil {
 		return err
 	}
-	src, err := toTensor(v, a.t.DataType(), true)
+	src, err := ndarray.ToTensor(v, a.t.DataType(), true)
 	if err != nil {
 		return err
 	}
-	if !sameShape(src.Dims(), shape) {
-		out, ok := broadcastShape(src.Dims(), shape)
-		if !ok || !sameShape(out, shape) {
-			return fmt.Errorf("could not broadcast input array from shape %s into shape %s", shapeString(src.Dims()), shapeString(shape))
+	if !ndarray.SameShape(src.Dims(), shape) {
+		out, ok := ndarray.BroadcastShape(src.Dims(), shape)
+		if !ok || !ndarray.SameShape(out, shape) {
+			return fmt.Errorf("could not broadcast input array from shape %s into shape %s", ndarray.ShapeString(src.Dims()), ndarray.ShapeString(shape))
 		}
-		src = gather(src, broadcastIndex(src.Dims(), shape), shape)
+		src = ndarray.Gather(src, ndarray.BroadcastIndex(src.Dims(), shape), shape)
 	}
-	scatter(a.t, src, rangeIdx(off, product(shape)))
+	ndarray.Scatter(a.t, src, ndarray.RangeIdx(off, ndarray.Product(shape)))
 	return nil
 }
 
@@ -313,15 +212,15 @@ func (a *Array) Index(i int) starlark.Value {
 // Slice implements x[start:end:step] along the first axis.
 func (a *Array) Slice(start, end, step int) starlark.Value {
 	dims := a.t.Dims()
-	inner := product(dims[1:])
+	inner := ndarray.Product(dims[1:])
 	var idx []int
 	n := 0
 	for i := start; (step > 0 && i < end) || (step < 0 && i > end); i += step {
-		idx = append(idx, rangeIdx(i*inner, inner)...)
+		idx = append(idx, ndarray.RangeIdx(i*inner, inner)...)
 		n++
 	}
 	shape := append([]int{n}, dims[1:]...)
-	return &Array{t: gather(a.t, idx, shape)}
+	return &Array{t: ndarray.Gather(a.t, idx, shape)}
 }
 
 // Iterate iterates over the first axis.
@@ -332,6 +231,7 @@ type arrayIter struct {
 	i int
 }
 
+// Next yields the next sub-array (or element) along the first axis.
 func (it *arrayIter) Next(p *starlark.Value) bool {
 	if it.i >= it.a.Len() {
 		return false
@@ -341,6 +241,7 @@ func (it *arrayIter) Next(p *starlark.Value) bool {
 	return true
 }
 
+// Done does nothing: the iteration holds no resources.
 func (it *arrayIter) Done() {}
 
 // Unary implements -x and +x.
@@ -349,25 +250,25 @@ func (a *Array) Unary(op syntax.Token) (starlark.Value, error) {
 	case syntax.PLUS:
 		return &Array{t: a.t.Clone()}, nil
 	case syntax.MINUS:
-		switch kindOf(a.t.DataType()) {
-		case kindFloat:
-			vals := floatsOf(a.t)
+		switch ndarray.KindOf(a.t.DataType()) {
+		case ndarray.KindFloat:
+			vals := ndarray.FloatsOf(a.t)
 			out := make([]float64, len(vals))
 			for i, v := range vals {
 				out[i] = -v
 			}
-			t, err := tensorFromFloats(a.t.DataType(), a.t.Shape(), out)
+			t, err := ndarray.TensorFromFloats(a.t.DataType(), a.t.Shape(), out)
 			return &Array{t: t}, err
-		case kindInt, kindUint:
-			vals := intsOf(a.t)
+		case ndarray.KindInt, ndarray.KindUint:
+			vals := ndarray.IntsOf(a.t)
 			out := make([]int64, len(vals))
 			for i, v := range vals {
 				out[i] = -v
 			}
-			t, err := tensorFromInts(a.t.DataType(), a.t.Shape(), out)
+			t, err := ndarray.TensorFromInts(a.t.DataType(), a.t.Shape(), out)
 			return &Array{t: t}, err
 		}
-		return nil, fmt.Errorf("unary - is not supported for %s arrays", dtypeName(a.t.DataType()))
+		return nil, fmt.Errorf("unary - is not supported for %s arrays", ndarray.DTypeName(a.t.DataType()))
 	}
 	return nil, nil
 }
@@ -395,305 +296,16 @@ func (a *Array) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (s
 	return &Array{t: t}, nil
 }
 
-// operand is an argument of element-wise arithmetic: an array, or a
-// Starlark scalar (weak), whose kind defers to the array's type.
-type operand struct {
-	t    *blob.Tensor
-	weak bool
-	kind dtypeKind
-}
-
-func toOperand(v starlark.Value) (operand, bool) {
-	switch x := v.(type) {
-	case *Array:
-		return operand{t: x.t}, true
-	case starlark.Int:
-		i, ok := x.Int64()
-		if !ok {
-			return operand{}, false
-		}
-		return operand{t: blob.Scalar(i), weak: true, kind: kindInt}, true
-	case starlark.Float:
-		return operand{t: blob.Scalar(float64(x)), weak: true, kind: kindFloat}, true
-	case starlark.Bool:
-		return operand{t: blob.Scalar(bool(x)), weak: true, kind: kindBool}, true
-	}
-	return operand{}, false
-}
-
-func resultType(x, y operand) blob.DataType {
-	switch {
-	case x.weak && y.weak:
-		return promote(x.t.DataType(), y.t.DataType())
-	case x.weak:
-		return promoteScalar(y.t.DataType(), x.kind)
-	case y.weak:
-		return promoteScalar(x.t.DataType(), y.kind)
-	}
-	return promote(x.t.DataType(), y.t.DataType())
-}
-
-func arith(op syntax.Token, x, y operand) (*blob.Tensor, error) {
-	dt := resultType(x, y)
-	if kindOf(dt) == kindString {
-		return nil, fmt.Errorf("unsupported operand types for %s: %s and %s arrays", op, dtypeName(x.t.DataType()), dtypeName(y.t.DataType()))
-	}
-	shape, ok := broadcastShape(x.t.Dims(), y.t.Dims())
-	if !ok {
-		return nil, fmt.Errorf("operands could not be broadcast together with shapes %s %s", shapeString(x.t.Dims()), shapeString(y.t.Dims()))
-	}
-	xi, yi := broadcastIndex(x.t.Dims(), shape), broadcastIndex(y.t.Dims(), shape)
-	if op == syntax.SLASH && kindOf(dt) != kindFloat {
-		dt = blob.Float64
-	}
-	if kindOf(dt) == kindFloat {
-		xs, ys := floatsOf(x.t), floatsOf(y.t)
-		out := make([]float64, len(xi))
-		for i := range out {
-			out[i] = floatOp(op, xs[xi[i]], ys[yi[i]])
-		}
-		return tensorFromFloats(dt, shape, out)
-	}
-	xs, ys := intsOf(x.t), intsOf(y.t)
-	out := make([]int64, len(xi))
-	for i := range out {
-		out[i] = intOp(op, xs[xi[i]], ys[yi[i]])
-	}
-	return tensorFromInts(dt, shape, out)
-}
-
-func floatOp(op syntax.Token, a, b float64) float64 {
-	switch op {
-	case syntax.PLUS:
-		return a + b
-	case syntax.MINUS:
-		return a - b
-	case syntax.STAR:
-		return a * b
-	case syntax.SLASH:
-		return a / b
-	case syntax.SLASHSLASH:
-		return math.Floor(a / b)
-	}
-	m := math.Mod(a, b)
-	if m != 0 && (m < 0) != (b < 0) {
-		m += b
-	}
-	return m
-}
-
-// intOp applies op with Python's floor semantics; division by zero gives 0,
-// as NumPy's integer division does.
-func intOp(op syntax.Token, a, b int64) int64 {
-	switch op {
-	case syntax.PLUS:
-		return a + b
-	case syntax.MINUS:
-		return a - b
-	case syntax.STAR:
-		return a * b
-	}
-	if b == 0 {
-		return 0
-	}
-	q, r := a/b, a%b
-	if r != 0 && (r < 0) != (b < 0) {
-		q--
-		r += b
-	}
-	if op == syntax.SLASHSLASH {
-		return q
-	}
-	return r
-}
-
-func product(dims []int) int {
-	n := 1
-	for _, d := range dims {
-		n *= d
-	}
-	return n
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// broadcastShape returns the shape NumPy broadcasts a and b to.
-func broadcastShape(a, b []int) ([]int, bool) {
-	n := max(len(a), len(b))
-	out := make([]int, n)
-	for i := 0; i < n; i++ {
-		da, db := 1, 1
-		if j := len(a) - n + i; j >= 0 {
-			da = a[j]
-		}
-		if j := len(b) - n + i; j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db || db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
-
-// broadcastIndex returns, for each flat index of an array of shape out, the
-// flat index of the element of an array of shape in that broadcasts to it.
-func broadcastIndex(in, out []int) []int {
-	n := product(out)
-	strides := make([]int, len(out))
-	s := 1
-	for i := len(in) - 1; i >= 0; i-- {
-		j := len(out) - len(in) + i
-		if in[i] != 1 {
-			strides[j] = s
-		}
-		s *= in[i]
-	}
-	idx := make([]int, n)
-	counter := make([]int, len(out))
-	off := 0
-	for k := 0; k < n; k++ {
-		idx[k] = off
-		for d := len(out) - 1; d >= 0; d-- {
-			counter[d]++
-			off += strides[d]
-			if counter[d] < out[d] {
-				break
-			}
-			off -= strides[d] * counter[d]
-			counter[d] = 0
-		}
-	}
-	return idx
-}
-
-// transpose reverses the axes of t.
-func transpose(t *blob.Tensor) *blob.Tensor {
-	dims := t.Dims()
-	n := len(dims)
-	out := make([]int, n)
-	for i := range dims {
-		out[i] = dims[n-1-i]
-	}
-	inStrides := make([]int, n)
-	s := 1
-	for i := n - 1; i >= 0; i-- {
-		inStrides[i] = s
-		s *= dims[i]
-	}
-	// Output axis i is input axis n-1-i.
-	revStrides := make([]int, n)
-	for i := range revStrides {
-		revStrides[i] = inStrides[n-1-i]
-	}
-	idx := make([]int, 0, t.Size())
-	var rec func(axis, base int)
-	rec = func(axis, base int) {
-		if axis == n {
-			idx = append(idx, base)
-			return
-		}
-		for i := 0; i < out[axis]; i++ {
-			rec(axis+1, base+i*revStrides[axis])
-		}
-	}
-	rec(0, 0)
-	return gather(t, idx, out)
-}
-
-// tolist converts t's elements from flat offset off with the given shape
-// to nested Starlark lists.
-func tolist(t *blob.Tensor, off int, shape []int) starlark.Value {
-	if len(shape) == 0 {
-		return elemValue(t, off)
-	}
-	inner := product(shape[1:])
-	items := make([]starlark.Value, shape[0])
-	for i := range items {
-		items[i] = tolist(t, off+i*inner, shape[1:])
-	}
-	return starlark.NewList(items)
-}
-
-// shapeArgs reads a shape given as separate ints or as one tuple or list.
-func shapeArgs(args starlark.Tuple) ([]int, error) {
-	if len(args) == 1 {
-		if _, ok := args[0].(starlark.Int); !ok {
-			return shapeOf(args[0])
-		}
-	}
-	return shapeOf(args)
-}
-
-// shapeOf reads a shape: an int, or a sequence of ints.
-func shapeOf(v starlark.Value) ([]int, error) {
-	if i, ok := v.(starlark.Int); ok {
-		n, err := starlark.AsInt32(i)
-		return []int{n}, err
-	}
-	seq, ok := v.(starlark.Indexable)
-	if !ok {
-		return nil, fmt.Errorf("shape must be an int or a tuple of ints, not %s", v.Type())
-	}
-	out := make([]int, seq.Len())
-	for i := range out {
-		n, err := starlark.AsInt32(seq.Index(i))
-		if err != nil {
-			return nil, fmt.Errorf("shape must be a tuple of ints: %v", err)
-		}
-		out[i] = n
-	}
-	return out, nil
-}
-
-// resolveShape fills in one -1 dimension so that shape holds size elements.
-func resolveShape(shape []int, size int) ([]int, error) {
-	shape = append([]int{}, shape...)
-	unknown, known := -1, 1
-	for i, d := range shape {
-		switch {
-		case d == -1 && unknown < 0:
-			unknown = i
-		case d < 0:
-			return nil, fmt.Errorf("can only specify one unknown dimension, and dimensions must be non-negative")
-		default:
-			known *= d
-		}
-	}
-	if unknown >= 0 && known > 0 && size%known == 0 {
-		shape[unknown] = size / known
-	}
-	if product(shape) != size || (unknown >= 0 && shape[unknown] < 0) {
-		return nil, fmt.Errorf("cannot reshape array of size %d into shape %s", size, shapeString(shape))
-	}
-	return shape, nil
-}
-
 func arrReshape(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	a := b.Receiver().(*Array)
 	if len(kwargs) > 0 {
 		return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
 	}
-	shape, err := shapeArgs(args)
+	shape, err := ndarray.ShapeArgs(args)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	shape, err = resolveShape(shape, a.t.Size())
+	shape, err = ndarray.ResolveShape(shape, a.t.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -710,11 +322,11 @@ func arrAstype(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "dtype", &d); err != nil {
 		return nil, err
 	}
-	dt, ok, err := dtypeOf(d)
+	dt, ok, err := ndarray.DTypeOf(d)
 	if err != nil || !ok {
 		return nil, fmt.Errorf("%s: data type %s not understood", b.Name(), d)
 	}
-	t, err := astype(a.t, dt)
+	t, err := ndarray.Astype(a.t, dt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -726,7 +338,7 @@ func arrTolist(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	a := b.Receiver().(*Array)
-	return tolist(a.t, 0, a.t.Dims()), nil
+	return ndarray.ToList(a.t, 0, a.t.Dims()), nil
 }
 
 func arrFlatten(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -755,14 +367,14 @@ func arrItem(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	if a.t.Size() != 1 {
 		return nil, fmt.Errorf("%s: can only convert an array of size 1 to a Starlark scalar (size is %d)", b.Name(), a.t.Size())
 	}
-	return elemValue(a.t, 0), nil
+	return ndarray.ElemValue(a.t, 0), nil
 }
 
 func arrTranspose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return &Array{t: transpose(b.Receiver().(*Array).t)}, nil
+	return &Array{t: ndarray.Transpose(b.Receiver().(*Array).t)}, nil
 }
 
 func arrReduce(kind string) binding.Func {
