@@ -11,6 +11,7 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
@@ -715,9 +716,9 @@ func modelProto(init bool) binding.Func {
 		}
 		h := b.Receiver().(*ModelHelper)
 		if init {
-			return NewMessage(h.m.InitNet.Proto()), nil
+			return caffe2pb2.NewMessage(h.m.InitNet.Proto()), nil
 		}
-		return NewMessage(h.m.Net.Proto()), nil
+		return caffe2pb2.NewMessage(h.m.Net.Proto()), nil
 	}
 }
 

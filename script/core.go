@@ -9,6 +9,7 @@ import (
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
@@ -96,7 +97,7 @@ func coreDeviceOption(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		}
 		opt.ExtraInfo = names
 	}
-	return NewMessage(opt), nil
+	return caffe2pb2.NewMessage(opt), nil
 }
 
 // callIn calls fn with s as the process-wide current scope.
@@ -183,7 +184,7 @@ func coreCurrentDeviceScope(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if opt == nil {
 		return starlark.None, nil
 	}
-	return NewMessage(opt), nil
+	return caffe2pb2.NewMessage(opt), nil
 }
 
 func coreScopedName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -315,7 +316,7 @@ func coreCreateOperator(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	return NewMessage(op), nil
+	return caffe2pb2.NewMessage(op), nil
 }
 
 func coreNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -391,7 +392,7 @@ func stepProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return NewMessage(b.Receiver().(*Step).step.Proto()), nil
+	return caffe2pb2.NewMessage(b.Receiver().(*Step).step.Proto()), nil
 }
 
 func stepSetInt(name string) binding.Func {
@@ -702,7 +703,7 @@ func planProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return NewMessage(b.Receiver().(*Plan).plan.Proto()), nil
+	return caffe2pb2.NewMessage(b.Receiver().(*Plan).plan.Proto()), nil
 }
 
 func planAddStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 )
@@ -338,7 +339,7 @@ func dpmConvertNetForDevice(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, err
 	}
-	return NewMessage(def), nil
+	return caffe2pb2.NewMessage(def), nil
 }
 
 func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

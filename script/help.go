@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/np"
 )
@@ -68,10 +69,10 @@ func Help(x starlark.Value) string {
 			return operatorHelp(string(v))
 		}
 		return fmt.Sprintf("no documentation for %q", string(v))
-	case *Message:
+	case *caffe2pb2.Message:
 		d, _ := binding.DocOf("Message")
 		return fmt.Sprintf("%s message. %s\nFields and methods: %s", v.Type(), d, strings.Join(v.AttrNames(), ", "))
-	case *RepeatedField:
+	case *caffe2pb2.RepeatedField:
 		t, _ := binding.MethodTableOf("repeated")
 		return typeHelp(t)
 	case np.DType:

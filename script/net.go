@@ -14,6 +14,7 @@ import (
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 	"github.com/caffe2go/caffe2go/script/internal/ndarray"
@@ -33,6 +34,10 @@ func NewNet(n *netdef.Net) *Net { return &Net{net: n} }
 
 // Builder returns the wrapped net builder.
 func (n *Net) Builder() *netdef.Net { return n.net }
+
+// Proto returns the net's live NetDef, so that a Net is a netdef.NetSource
+// (and NetDef fields take a Net).
+func (n *Net) Proto() *netdef.NetDef { return n.net.Proto() }
 
 var _ starlark.HasAttrs = (*Net)(nil)
 
@@ -372,7 +377,7 @@ func argumentList(v starlark.Value) ([]*netdef.Argument, error) {
 	defer it.Done()
 	var x starlark.Value
 	for it.Next(&x) {
-		m, ok := x.(*Message)
+		m, ok := x.(*caffe2pb2.Message)
 		a, isArg := (*netdef.Argument)(nil), false
 		if ok {
 			a, isArg = m.Proto().(*netdef.Argument)
@@ -414,7 +419,7 @@ func goArgValue(v starlark.Value) (any, error) {
 		return x.name, nil
 	case *Net:
 		return proto.Clone(x.net.Proto()), nil
-	case *Message:
+	case *caffe2pb2.Message:
 		return proto.Clone(x.Proto()), nil
 	case *np.Array:
 		t := x.Tensor()
@@ -486,10 +491,10 @@ func goArgList(seq starlark.Indexable) (any, error) {
 			out[i] = proto.Clone(d).(*netdef.NetDef)
 		}
 		return out, nil
-	case all(func(v starlark.Value) bool { _, ok := v.(*Message); return ok }):
+	case all(func(v starlark.Value) bool { _, ok := v.(*caffe2pb2.Message); return ok }):
 		out := make([][]byte, n)
 		for i := range out {
-			b, err := netdef.Marshal(seq.Index(i).(*Message).Proto())
+			b, err := netdef.Marshal(seq.Index(i).(*caffe2pb2.Message).Proto())
 			if err != nil {
 				return nil, err
 			}
@@ -505,7 +510,7 @@ func netDefOf(v starlark.Value) (*netdef.NetDef, bool) {
 	switch x := v.(type) {
 	case *Net:
 		return x.net.Proto(), true
-	case *Message:
+	case *caffe2pb2.Message:
 		d, ok := x.Proto().(*netdef.NetDef)
 		return d, ok
 	}
@@ -517,7 +522,7 @@ func deviceOptionArg(v starlark.Value) (*netdef.DeviceOption, error) {
 	if v == nil || v == starlark.None {
 		return nil, nil
 	}
-	if m, ok := v.(*Message); ok {
+	if m, ok := v.(*caffe2pb2.Message); ok {
 		if d, ok := m.Proto().(*netdef.DeviceOption); ok {
 			return devicescope.Clone(d), nil
 		}
@@ -537,8 +542,10 @@ func netProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, err
 	}
 	n := b.Receiver().(*Net)
-	m := NewMessage(n.net.Proto())
-	*m.frozen = n.frozen
+	m := caffe2pb2.NewMessage(n.net.Proto())
+	if n.frozen {
+		m.Freeze()
+	}
 	return m, nil
 }
 

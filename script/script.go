@@ -12,12 +12,13 @@ import (
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/np"
 )
 
 // modules lists the Starlark modules every interpreter predeclares.
-var modules = []*starlarkstruct.Module{workspaceModule, coreModule, np.Module, utilsModule, caffe2pb2Module,
+var modules = []*starlarkstruct.Module{workspaceModule, coreModule, np.Module, utilsModule, caffe2pb2.Module,
 	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
 
 // Options configure an Interpreter.

@@ -10,6 +10,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 	"github.com/caffe2go/caffe2go/script/internal/ndarray"
@@ -46,7 +47,7 @@ func utilsMakeArgument(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err != nil {
 		return nil, err
 	}
-	return NewMessage(arg), nil
+	return caffe2pb2.NewMessage(arg), nil
 }
 
 // argValue returns the value an Argument holds, as Caffe2's ArgsToDict
@@ -79,11 +80,11 @@ func argValue(a *netdef.Argument) starlark.Value {
 		}
 		return starlark.NewList(vals)
 	case a.N != nil:
-		return NewMessage(proto.Clone(a.N))
+		return caffe2pb2.NewMessage(proto.Clone(a.N))
 	case len(a.Nets) > 0:
 		vals := make([]starlark.Value, len(a.Nets))
 		for i, n := range a.Nets {
-			vals[i] = NewMessage(proto.Clone(n))
+			vals[i] = caffe2pb2.NewMessage(proto.Clone(n))
 		}
 		return starlark.NewList(vals)
 	}
@@ -109,7 +110,7 @@ func utilsArgsToDict(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 }
 
 func utilsTensorToArray(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var m *Message
+	var m *caffe2pb2.Message
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "tensor", &m); err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if name == "" {
 		p.Name = nil
 	}
-	return NewMessage(p), nil
+	return caffe2pb2.NewMessage(p), nil
 }
 
 func utilsMakeMNISTDB(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

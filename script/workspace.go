@@ -8,6 +8,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 	"github.com/caffe2go/caffe2go/script/np"
@@ -73,7 +74,7 @@ func feedValue(v starlark.Value) (any, error) {
 		return []byte(x), nil
 	case starlark.Bytes:
 		return []byte(x), nil
-	case *Message:
+	case *caffe2pb2.Message:
 		if p, ok := x.Proto().(*netdef.TensorProto); ok {
 			return blob.TensorFromProto(p)
 		}
@@ -255,7 +256,7 @@ func netSourceArg(name string, v starlark.Value) (netdef.NetSource, error) {
 	switch x := v.(type) {
 	case *Net:
 		return x.net, nil
-	case *Message:
+	case *caffe2pb2.Message:
 		if d, ok := x.Proto().(*netdef.NetDef); ok {
 			return d, nil
 		}
@@ -329,7 +330,7 @@ func wsRunNetOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 
 // operatorArg reads an OperatorDef message or its serialized bytes.
 func operatorArg(v starlark.Value) (*netdef.OperatorDef, error) {
-	if m, ok := v.(*Message); ok {
+	if m, ok := v.(*caffe2pb2.Message); ok {
 		if op, ok := m.Proto().(*netdef.OperatorDef); ok {
 			return op, nil
 		}
@@ -387,7 +388,7 @@ func planSourceArg(name string, v starlark.Value) (netdef.PlanSource, error) {
 		return x.plan, nil
 	case *Step:
 		return x.step, nil
-	case *Message:
+	case *caffe2pb2.Message:
 		switch p := x.Proto().(type) {
 		case *netdef.PlanDef:
 			return p, nil
@@ -586,7 +587,7 @@ func wsLoadNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err != nil {
 		return nil, err
 	}
-	return NewMessage(def), nil
+	return caffe2pb2.NewMessage(def), nil
 }
 
 func wsSavedNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
