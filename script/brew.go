@@ -2,7 +2,6 @@ package script
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -11,9 +10,12 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
 )
 
 // ModelHelper is the Starlark value of a brew.Model (Caffe2's
@@ -22,7 +24,7 @@ import (
 // (model.Relu(...) is model.net.Relu(...)).
 type ModelHelper struct {
 	m            *brew.Model
-	net, initNet *Net
+	net, initNet *core.Net
 	// dp is the data-parallel model data_parallel_model.Parallelize made
 	// of m (nil before).
 	dp *dataparallel.Parallel
@@ -80,7 +82,7 @@ func (h *ModelHelper) Attr(name string) (starlark.Value, error) {
 	case "name":
 		return starlark.String(h.m.Name), nil
 	case "params":
-		return refs(h.m.ParamsIn(""), h.net), nil
+		return h.net.Refs(h.m.ParamsIn("")), nil
 	case "init_params":
 		return starlark.Bool(h.m.InitParams), nil
 	case "param_to_grad":
@@ -97,16 +99,8 @@ func (h *ModelHelper) AttrNames() []string {
 	return append([]string{"init_params", "name", "net", "param_init_net", "param_to_grad", "params"}, modelMethods.Names()...)
 }
 
-func refs(names []string, n *Net) *starlark.List {
-	vals := make([]starlark.Value, len(names))
-	for i, s := range names {
-		vals[i] = &BlobReference{name: s, net: n}
-	}
-	return starlark.NewList(vals)
-}
-
 func wrapModel(m *brew.Model) *ModelHelper {
-	return &ModelHelper{m: m, net: &Net{net: m.Net}, initNet: &Net{net: m.InitNet}}
+	return &ModelHelper{m: m, net: core.NewNet(m.Net), initNet: core.NewNet(m.InitNet)}
 }
 
 var modelHelperModule = binding.NewModule(binding.ModuleSpec{
@@ -239,7 +233,7 @@ func brewOptions(kwargs []starlark.Tuple) ([]brew.Option, error) {
 			}
 		default:
 			var arg *netdef.Argument
-			if arg, err = makeArgument(key, v); err == nil {
+			if arg, err = protoarg.MakeArgument(key, v); err == nil {
 				opts = append(opts, brew.Arg(arg))
 			}
 		}
@@ -271,7 +265,7 @@ func initializerOf(key string, v starlark.Value) (brew.Initializer, error) {
 			if !ok {
 				return brew.Initializer{}, fmt.Errorf("%s: argument names must be strings", key)
 			}
-			a, err := makeArgument(name, kv[1])
+			a, err := protoarg.MakeArgument(name, kv[1])
 			if err != nil {
 				return brew.Initializer{}, fmt.Errorf("%s: %v", key, err)
 			}
@@ -358,7 +352,7 @@ func (c *helperCall) resolve(v starlark.Value) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, isRef := v.(*BlobReference); isRef {
+	if _, isRef := v.(*core.BlobReference); isRef {
 		return name, nil
 	}
 	m := c.model.m
@@ -422,7 +416,7 @@ func (c *helperCall) intArg(key string, dflt int) (int, error) {
 
 // ref returns the reference to a helper's output in the model's net.
 func (c *helperCall) ref(name string) starlark.Value {
-	return &BlobReference{name: name, net: c.model.net}
+	return core.NewBlobReference(name, c.model.net)
 }
 
 // brewHelper builds a helper binding from its parameter list and a body
@@ -645,23 +639,7 @@ func modelAddGradients(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err != nil {
 		return nil, err
 	}
-	d := starlark.NewDict(len(grads))
-	keys := make([]string, 0, len(grads))
-	for k := range grads {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		g := grads[k]
-		var v starlark.Value = &BlobReference{name: g.Dense, net: h.net}
-		if g.IsSparse() {
-			v = &GradientSlice{indices: g.Indices, values: g.Values}
-		}
-		if err := d.SetKey(starlark.String(k), v); err != nil {
-			return nil, err
-		}
-	}
-	return &gradientMap{d: d}, nil
+	return core.Gradients(grads, h.net), nil
 }
 
 func scopeArg(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, dflt string) (string, error) {
@@ -688,7 +666,7 @@ func modelGetParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, err
 	}
-	return refs(h.m.ParamsIn(s), h.net), nil
+	return h.net.Refs(h.m.ParamsIn(s)), nil
 }
 
 func modelGetAllParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -697,7 +675,7 @@ func modelGetAllParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err != nil {
 		return nil, err
 	}
-	return refs(h.m.AllParamsIn(s), h.net), nil
+	return h.net.Refs(h.m.AllParamsIn(s)), nil
 }
 
 func modelGetComputedParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -706,7 +684,7 @@ func modelGetComputedParams(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, err
 	}
-	return refs(h.m.ComputedParamsIn(s), h.net), nil
+	return h.net.Refs(h.m.ComputedParamsIn(s)), nil
 }
 
 func modelProto(init bool) binding.Func {
@@ -724,24 +702,16 @@ func modelProto(init bool) binding.Func {
 
 // paramToGrad returns Caffe2's model.param_to_grad: each parameter's
 // gradient (a BlobReference, or a GradientSlice for a sparse one).
-func (h *ModelHelper) paramToGrad() *gradientMap {
-	grads := h.m.GradMap()
-	toGrad := h.m.ParamToGrad()
-	keys := make([]string, 0, len(toGrad))
-	for k := range toGrad {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	d := starlark.NewDict(len(keys))
-	for _, k := range keys {
-		var v starlark.Value = &BlobReference{name: toGrad[k], net: h.net}
-		if g := grads[k]; g.IsSparse() {
-			v = &GradientSlice{indices: g.Indices, values: g.Values}
+func (h *ModelHelper) paramToGrad() starlark.Value {
+	sparse := h.m.GradMap()
+	grads := map[string]operators.Gradient{}
+	for p, g := range h.m.ParamToGrad() {
+		grads[p] = operators.Dense(g)
+		if sparse[p].IsSparse() {
+			grads[p] = sparse[p]
 		}
-		// The keys are distinct strings, so SetKey cannot fail.
-		_ = d.SetKey(starlark.String(k), v)
 	}
-	return &gradientMap{d: d}
+	return core.Gradients(grads, h.net)
 }
 
 func brewDBInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -763,7 +733,7 @@ func brewDBInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	}
 	refs := make(starlark.Tuple, len(full))
 	for i, n := range full {
-		refs[i] = &BlobReference{name: n, net: model.net}
+		refs[i] = core.NewBlobReference(n, model.net)
 	}
 	return refs, nil
 }

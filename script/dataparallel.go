@@ -12,8 +12,10 @@ import (
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
 )
 
 const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_builder_fun, param_update_builder_fun=None,\n" +
@@ -115,8 +117,8 @@ func (c *builderCalls) forward(fn starlark.Callable) func(*brew.Model, float32) 
 			return nil, err
 		}
 		var names []string
-		if _, single := v.(*BlobReference); single {
-			names = []string{v.(*BlobReference).name}
+		if _, single := v.(*core.BlobReference); single {
+			names = []string{v.(*core.BlobReference).BlobName()}
 		} else if names, err = convert.BlobNames(v); err != nil {
 			return nil, fmt.Errorf("forward_pass_builder_fun must return a list of losses: %v", err)
 		}
@@ -310,14 +312,14 @@ func dpmAddBlobSync(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	var net *netdef.Net
 	if netV != starlark.None {
-		n, ok := netV.(*Net)
+		n, ok := netV.(*core.Net)
 		if !ok {
 			return nil, fmt.Errorf("%s: net must be a Net, got %s", b.Name(), netV.Type())
 		}
-		if err := n.checkMutable("add a blob sync to"); err != nil {
+		if err := n.CheckMutable("add a blob sync to"); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
-		net = n.net
+		net = n.Builder()
 	}
 	return starlark.None, p.AddBlobSync(net, blobs...)
 }
@@ -327,11 +329,11 @@ func dpmConvertNetForDevice(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV, "device?", &devV); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}
-	dev, err := deviceOptionArg(devV)
+	dev, err := protoarg.DeviceOption(devV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: device: %v", b.Name(), err)
 	}
@@ -359,7 +361,7 @@ func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, fmt.Errorf("%s: outputs: %v", b.Name(), err)
 	}
-	dev, err := deviceOptionArg(devV)
+	dev, err := protoarg.DeviceOption(devV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: device: %v", b.Name(), err)
 	}
@@ -378,7 +380,7 @@ func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	return starlark.Tuple{NewNet(net), convert.StringList(export)}, nil
+	return starlark.Tuple{core.NewNet(net), convert.StringList(export)}, nil
 }
 
 func dpmLearningRateBlobNames(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/np"
 )
@@ -65,7 +66,7 @@ func Help(x starlark.Value) string {
 		if d, ok := binding.DocOf(string(v)); ok {
 			return string(v) + ": " + d
 		}
-		if isOperatorType(string(v)) {
+		if core.IsOperatorType(string(v)) {
 			return operatorHelp(string(v))
 		}
 		return fmt.Sprintf("no documentation for %q", string(v))
@@ -137,10 +138,10 @@ func builtinHelpText(b *starlark.Builtin) string {
 		}
 		return module + d
 	}
-	if typ, ok := strings.CutPrefix(name, "Net."); ok && isOperatorType(typ) {
+	if typ, ok := strings.CutPrefix(name, "Net."); ok && core.IsOperatorType(typ) {
 		return operatorHelp(typ)
 	}
-	if typ, ok := strings.CutPrefix(name, "BlobReference."); ok && isOperatorType(typ) {
+	if typ, ok := strings.CutPrefix(name, "BlobReference."); ok && core.IsOperatorType(typ) {
 		return operatorHelp(typ)
 	}
 	return fmt.Sprintf("built-in function %s (see the Starlark language reference)", name)

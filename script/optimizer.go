@@ -10,6 +10,7 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
 )
 
 // lrDoc is the part of every builder's documentation that describes the
@@ -104,7 +105,7 @@ func (a *optArgs) lrArgs(b *starlark.Builtin) ([]*netdef.Argument, error) {
 	var out []*netdef.Argument
 	for _, kv := range a.extra {
 		k, _ := starlark.AsString(kv[0])
-		arg, err := makeArgument(k, kv[1])
+		arg, err := protoarg.MakeArgument(k, kv[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}

@@ -13,12 +13,13 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/np"
 )
 
 // modules lists the Starlark modules every interpreter predeclares.
-var modules = []*starlarkstruct.Module{workspaceModule, coreModule, np.Module, utilsModule, caffe2pb2.Module,
+var modules = []*starlarkstruct.Module{workspaceModule, core.Module, np.Module, utilsModule, caffe2pb2.Module,
 	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
 
 // Options configure an Interpreter.
@@ -91,9 +92,8 @@ func Predeclared(argv []string) starlark.StringDict {
 	}
 	d["sys"] = &starlarkstruct.Module{Name: "sys", Members: starlark.StringDict{"argv": starlark.NewList(args)}}
 	d["help"] = starlark.NewBuiltin("help", binding.Safe(builtinHelp))
-	core := d["core"].(*starlarkstruct.Module)
-	d["with_device"] = core.Members["with_device"]
-	d["with_namescope"] = core.Members["with_namescope"]
+	d["with_device"] = core.Module.Members["with_device"]
+	d["with_namescope"] = core.Module.Members["with_namescope"]
 	return d
 }
 

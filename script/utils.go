@@ -14,6 +14,7 @@ import (
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 	"github.com/caffe2go/caffe2go/script/internal/ndarray"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
 	"github.com/caffe2go/caffe2go/script/np"
 	"github.com/caffe2go/caffe2go/workspace"
 )
@@ -43,7 +44,7 @@ func utilsMakeArgument(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "key", &key, "value", &v); err != nil {
 		return nil, err
 	}
-	arg, err := makeArgument(key, v)
+	arg, err := protoarg.MakeArgument(key, v)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func utilsArgsToDict(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "args", &v); err != nil {
 		return nil, err
 	}
-	list, err := argumentList(v)
+	list, err := protoarg.Arguments(v)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}

@@ -9,8 +9,10 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
 	"github.com/caffe2go/caffe2go/script/np"
 	"github.com/caffe2go/caffe2go/workspace"
 )
@@ -57,7 +59,7 @@ var workspaceModule = binding.NewModule(binding.ModuleSpec{
 		{Name: "NumCudaDevices", Doc: "NumCudaDevices()\n\nReturns the number of usable CUDA GPUs (0 without the cuda build).", Body: wsNumCuda},
 		{Name: "NumGpuDevices", Doc: "NumGpuDevices()\n\nThe same as NumCudaDevices.", Body: wsNumCuda},
 		{Name: "RegisteredOperators", Doc: "RegisteredOperators()\n\nReturns every registered operator key, sorted.", Body: wsRegisteredOperators},
-		{Name: "GetNameScope", Doc: "GetNameScope()\n\nReturns the current name scope.", Body: coreCurrentNameScope},
+		{Name: "GetNameScope", Doc: "GetNameScope()\n\nReturns the current name scope.", Body: core.CurrentNameScope},
 	},
 	Values: func() starlark.StringDict {
 		return starlark.StringDict{"blobs": blobsView{}}
@@ -122,7 +124,7 @@ func wsFeedBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	}
 	var opts []workspace.FeedOption
 	if dev != starlark.None {
-		opt, err := deviceOptionArg(dev)
+		opt, err := protoarg.DeviceOption(dev)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -252,25 +254,13 @@ func wsBlobSize(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	return starlark.MakeInt(n), nil
 }
 
-func netSourceArg(name string, v starlark.Value) (netdef.NetSource, error) {
-	switch x := v.(type) {
-	case *Net:
-		return x.net, nil
-	case *caffe2pb2.Message:
-		if d, ok := x.Proto().(*netdef.NetDef); ok {
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("%s: want a Net or a NetDef, got %s", name, v.Type())
-}
-
 func wsCreateNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var netV, inputs starlark.Value = nil, starlark.None
 	overwrite := false
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV, "overwrite?", &overwrite, "input_blobs?", &inputs); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}
@@ -297,8 +287,8 @@ func wsRunNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	}
 	var name string
 	switch x := nameV.(type) {
-	case *Net:
-		name = x.net.Name()
+	case *core.Net:
+		name = x.Builder().Name()
 	case starlark.String:
 		name = string(x)
 	default:
@@ -318,7 +308,7 @@ func wsRunNetOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}
@@ -384,10 +374,10 @@ func wsRunOperatorsOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 
 func planSourceArg(name string, v starlark.Value) (netdef.PlanSource, error) {
 	switch x := v.(type) {
-	case *Plan:
-		return x.plan, nil
-	case *Step:
-		return x.step, nil
+	case *core.Plan:
+		return x.Builder(), nil
+	case *core.Step:
+		return x.Builder(), nil
 	case *caffe2pb2.Message:
 		switch p := x.Proto().(type) {
 		case *netdef.PlanDef:
@@ -489,8 +479,8 @@ func wsDeleteNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return nil, err
 	}
 	name := ""
-	if n, ok := v.(*Net); ok {
-		name = n.net.Name()
+	if n, ok := v.(*core.Net); ok {
+		name = n.Builder().Name()
 	} else if s, ok := starlark.AsString(v); ok {
 		name = s
 	} else {
@@ -568,7 +558,7 @@ func wsSaveNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "net", &netV); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}

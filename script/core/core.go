@@ -1,4 +1,4 @@
-package script
+package core
 
 import (
 	"fmt"
@@ -12,9 +12,11 @@ import (
 	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
 )
 
-var coreModule = binding.NewModule(binding.ModuleSpec{
+// Module is the core module.
+var Module = binding.NewModule(binding.ModuleSpec{
 	Name: "core",
 	Doc: "core: graph building, as Caffe2's caffe2.python.core.\n\n" +
 		"Caffe2's `with core.DeviceScope(opt):` and `with core.NameScope(\"p\"):` blocks are\n" +
@@ -27,7 +29,7 @@ var coreModule = binding.NewModule(binding.ModuleSpec{
 		{Name: "NameScope", Doc: "NameScope(prefix, fn, reset=False)\n\nCalls fn() with prefix appended to the current name scope (replacing it with reset);\nreturns fn's result.", Body: coreNameScope},
 		{Name: "with_namescope", Doc: "with_namescope(prefix, fn, reset=False)\n\nThe same as core.NameScope.", Body: coreNameScope},
 		{Name: "EmptyDeviceScope", Doc: "EmptyDeviceScope(fn)\n\nCalls fn() with no device scope; returns fn's result.", Body: coreEmptyDeviceScope},
-		{Name: "CurrentNameScope", Doc: "CurrentNameScope()\n\nReturns the current name scope (\"\" or \"a/b/\").", Body: coreCurrentNameScope},
+		{Name: "CurrentNameScope", Doc: "CurrentNameScope()\n\nReturns the current name scope (\"\" or \"a/b/\").", Body: CurrentNameScope},
 		{Name: "CurrentDeviceScope", Doc: "CurrentDeviceScope()\n\nReturns the current device scope's DeviceOption, or None.", Body: coreCurrentDeviceScope},
 		{Name: "ScopedName", Doc: "ScopedName(name)\n\nReturns name with the current name scope prepended.", Body: coreScopedName},
 		{Name: "ScopedBlobReference", Doc: "ScopedBlobReference(name, net=None)\n\nReturns a BlobReference to name in the current name scope.", Body: coreBlobReference(true)},
@@ -115,7 +117,7 @@ func coreDeviceScope(thread *starlark.Thread, b *starlark.Builtin, args starlark
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "scope", &scopeV, "fn", &fnV, "node_name?", &node); err != nil {
 		return nil, err
 	}
-	opt, err := deviceOptionArg(scopeV)
+	opt, err := protoarg.DeviceOption(scopeV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -169,7 +171,9 @@ func coreEmptyDeviceScope(thread *starlark.Thread, b *starlark.Builtin, args sta
 	return callIn(thread, devicescope.Current().WithoutDevice(), fnV)
 }
 
-func coreCurrentNameScope(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// CurrentNameScope is core.CurrentNameScope, which workspace.GetNameScope
+// shares: it returns the current name scope.
+func CurrentNameScope(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
@@ -246,11 +250,11 @@ func coreDeviceOptionEqual(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "opt1", &av, "opt2", &bv, "ignore_node_name?", &ignoreNode, "ignore_random_seed?", &ignoreSeed); err != nil {
 		return nil, err
 	}
-	x, err := deviceOptionArg(av)
+	x, err := protoarg.DeviceOption(av)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	y, err := deviceOptionArg(bv)
+	y, err := protoarg.DeviceOption(bv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -327,187 +331,15 @@ func coreNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	if s, ok := starlark.AsString(v); ok {
 		return &Net{net: netdef.NewNet(s)}, nil
 	}
-	if def, ok := netDefOf(v); ok {
+	if def, ok := protoarg.NetDef(v); ok {
 		return &Net{net: netdef.NetFromProto(def)}, nil
 	}
 	return nil, fmt.Errorf("%s: want a name or a NetDef, got %s", b.Name(), v.Type())
 }
 
-// Step is the Starlark value of an execution-step builder (Caffe2's
-// core.ExecutionStep).
-type Step struct {
-	step *netdef.Step
-}
-
-var _ starlark.HasAttrs = (*Step)(nil)
-
-// String returns the step's name.
-func (s *Step) String() string { return s.step.Name() }
-
-// Type returns "ExecutionStep".
-func (s *Step) Type() string { return "ExecutionStep" }
-
-// Freeze does nothing: steps stay editable, like Caffe2's.
-func (s *Step) Freeze() {}
-
-// Truth reports true.
-func (s *Step) Truth() starlark.Bool { return true }
-
-// Hash hashes the step's name.
-func (s *Step) Hash() (uint32, error) { return starlark.String(s.step.Name()).Hash() }
-
-var stepMethods = binding.NewMethodTable("ExecutionStep",
-	"ExecutionStep: an execution-step builder; setters return the step.",
-	[]binding.Fn{
-		{Name: "Name", Doc: "Name()\n\nReturns the step's name.", Body: stepName},
-		{Name: "Proto", Doc: "Proto()\n\nReturns the live ExecutionStep message.", Body: stepProto},
-		{Name: "SetIter", Doc: "SetIter(num_iter)\n\nSets the number of iterations.", Body: stepSetInt("SetIter")},
-		{Name: "SetShouldStopBlob", Doc: "SetShouldStopBlob(should_stop_blob)\n\nLoops until the named scalar bool blob is true.", Body: stepSetShouldStop},
-		{Name: "SetOnlyOnce", Doc: "SetOnlyOnce(only_once)\n\nWith a should-stop blob, runs the children once.", Body: stepSetBool("SetOnlyOnce")},
-		{Name: "SetConcurrentSubsteps", Doc: "SetConcurrentSubsteps(concurrent_substeps)\n\nRuns the substeps concurrently.", Body: stepSetBool("SetConcurrentSubsteps")},
-		{Name: "SetCreateWorkspace", Doc: "SetCreateWorkspace(create_workspace)\n\nRuns each iteration in a fresh child workspace.", Body: stepSetBool("SetCreateWorkspace")},
-		{Name: "SetNumConcurrentInstances", Doc: "SetNumConcurrentInstances(num_concurrent_instances)\n\nRuns that many copies of the children concurrently.", Body: stepSetInt("SetNumConcurrentInstances")},
-		{Name: "RunEveryMillis", Doc: "RunEveryMillis(interval)\n\nAs a substep, runs every interval milliseconds beside its siblings.", Body: stepSetInt("RunEveryMillis")},
-		{Name: "SetReportNet", Doc: "SetReportNet(report_net, report_interval)\n\nSets the (deprecated) report net, run every report_interval seconds.", Body: stepSetReportNet},
-		{Name: "AddNet", Doc: "AddNet(net)\n\nAppends a net to run.", Body: stepAddNet},
-		{Name: "AddSubstep", Doc: "AddSubstep(substep)\n\nAppends a copy of a substep.", Body: stepAddSubstep},
-		{Name: "HasNets", Doc: "HasNets()\n\nReports whether the step runs nets.", Body: stepHas(true)},
-		{Name: "HasSubsteps", Doc: "HasSubsteps()\n\nReports whether the step runs substeps.", Body: stepHas(false)},
-	})
-
-// Attr returns a method.
-func (s *Step) Attr(name string) (starlark.Value, error) { return stepMethods.Bind(name, s), nil }
-
-// AttrNames lists the methods.
-func (s *Step) AttrNames() []string { return stepMethods.Names() }
-
-func stepName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return starlark.String(b.Receiver().(*Step).step.Name()), nil
-}
-
-func stepProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return caffe2pb2.NewMessage(b.Receiver().(*Step).step.Proto()), nil
-}
-
-func stepSetInt(name string) binding.Func {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		var n int64
-		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &n); err != nil {
-			return nil, err
-		}
-		s := b.Receiver().(*Step)
-		switch name {
-		case "SetIter":
-			s.step.SetIter(n)
-		case "SetNumConcurrentInstances":
-			s.step.SetNumConcurrentInstances(int32(n))
-		default:
-			s.step.RunEveryMillis(n)
-		}
-		return s, nil
-	}
-}
-
-func stepSetBool(name string) binding.Func {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		v := true
-		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0, &v); err != nil {
-			return nil, err
-		}
-		s := b.Receiver().(*Step)
-		switch name {
-		case "SetOnlyOnce":
-			s.step.SetOnlyOnce(v)
-		case "SetConcurrentSubsteps":
-			s.step.SetConcurrentSubsteps(v)
-		default:
-			s.step.SetCreateWorkspace(v)
-		}
-		return s, nil
-	}
-}
-
-func stepSetShouldStop(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var v starlark.Value
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &v); err != nil {
-		return nil, err
-	}
-	name, err := convert.BlobName(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
-	}
-	s := b.Receiver().(*Step)
-	s.step.SetShouldStopBlob(name)
-	return s, nil
-}
-
-func stepSetReportNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var netV starlark.Value
-	var interval int
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "report_net", &netV, "report_interval", &interval); err != nil {
-		return nil, err
-	}
-	def, ok := netDefOf(netV)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a Net, got %s", b.Name(), netV.Type())
-	}
-	s := b.Receiver().(*Step)
-	if err := s.step.SetReportNet(def, int32(interval)); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func stepAddNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var netV starlark.Value
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &netV); err != nil {
-		return nil, err
-	}
-	def, ok := netDefOf(netV)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a Net, got %s", b.Name(), netV.Type())
-	}
-	s := b.Receiver().(*Step)
-	if err := s.step.AddNet(def); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func stepAddSubstep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var sub *Step
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &sub); err != nil {
-		return nil, err
-	}
-	s := b.Receiver().(*Step)
-	if err := s.step.AddSubstep(sub.step); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func stepHas(nets bool) binding.Func {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		if err := binding.NoArgs(b, args, kwargs); err != nil {
-			return nil, err
-		}
-		s := b.Receiver().(*Step)
-		if nets {
-			return starlark.Bool(s.step.HasNets()), nil
-		}
-		return starlark.Bool(s.step.HasSubsteps()), nil
-	}
-}
-
 // netList reads one net or a list of nets.
 func netList(v starlark.Value) ([]*netdef.NetDef, error) {
-	if def, ok := netDefOf(v); ok {
+	if def, ok := protoarg.NetDef(v); ok {
 		return []*netdef.NetDef{def}, nil
 	}
 	seq, ok := v.(starlark.Indexable)
@@ -516,7 +348,7 @@ func netList(v starlark.Value) ([]*netdef.NetDef, error) {
 	}
 	out := make([]*netdef.NetDef, seq.Len())
 	for i := range out {
-		def, ok := netDefOf(seq.Index(i))
+		def, ok := protoarg.NetDef(seq.Index(i))
 		if !ok {
 			return nil, fmt.Errorf("want a Net or a list of Nets, got a %s element", seq.Index(i).Type())
 		}
@@ -602,7 +434,7 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 		s.RunEveryMillis(n)
 	}
 	if reportNet != starlark.None {
-		def, ok := netDefOf(reportNet)
+		def, ok := protoarg.NetDef(reportNet)
 		if !ok {
 			return fail(fmt.Errorf("report_net must be a Net"))
 		}
@@ -625,7 +457,7 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 			}
 			continue
 		}
-		def, ok := netDefOf(it)
+		def, ok := protoarg.NetDef(it)
 		if !ok {
 			return fail(fmt.Errorf("steps_or_nets must hold ExecutionSteps or Nets, got %s", it.Type()))
 		}
@@ -635,43 +467,6 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 	}
 	return &Step{step: s}, nil
 }
-
-// Plan is the Starlark value of a plan builder (Caffe2's core.Plan).
-type Plan struct {
-	plan *netdef.Plan
-}
-
-var _ starlark.HasAttrs = (*Plan)(nil)
-
-// String returns the plan's name.
-func (p *Plan) String() string { return p.plan.Name() }
-
-// Type returns "Plan".
-func (p *Plan) Type() string { return "Plan" }
-
-// Freeze does nothing: plans stay editable, like Caffe2's.
-func (p *Plan) Freeze() {}
-
-// Truth reports true.
-func (p *Plan) Truth() starlark.Bool { return true }
-
-// Hash hashes the plan's name.
-func (p *Plan) Hash() (uint32, error) { return starlark.String(p.plan.Name()).Hash() }
-
-var planMethods = binding.NewMethodTable("Plan",
-	"Plan: a plan builder holding steps and the nets they use.",
-	[]binding.Fn{
-		{Name: "Name", Doc: "Name()\n\nReturns the plan's name.", Body: planName},
-		{Name: "Proto", Doc: "Proto()\n\nReturns the live PlanDef.", Body: planProto},
-		{Name: "AddStep", Doc: "AddStep(step)\n\nAppends a copy of a step and adds the nets it uses.", Body: planAddStep},
-		{Name: "AddNets", Doc: "AddNets(nets)\n\nAdds nets (a Net or a list) to the plan's network list.", Body: planAddNets},
-	})
-
-// Attr returns a method.
-func (p *Plan) Attr(name string) (starlark.Value, error) { return planMethods.Bind(name, p), nil }
-
-// AttrNames lists the methods.
-func (p *Plan) AttrNames() []string { return planMethods.Names() }
 
 func corePlan(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
@@ -690,44 +485,4 @@ func corePlan(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, fmt.Errorf("%s: want a name or an ExecutionStep, got %s", b.Name(), v.Type())
 	}
 	return &Plan{plan: netdef.NewPlan(name)}, nil
-}
-
-func planName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return starlark.String(b.Receiver().(*Plan).plan.Name()), nil
-}
-
-func planProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return caffe2pb2.NewMessage(b.Receiver().(*Plan).plan.Proto()), nil
-}
-
-func planAddStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var s *Step
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &s); err != nil {
-		return nil, err
-	}
-	if err := b.Receiver().(*Plan).plan.AddStep(s.step); err != nil {
-		return nil, err
-	}
-	return starlark.None, nil
-}
-
-func planAddNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var v starlark.Value
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &v); err != nil {
-		return nil, err
-	}
-	nets, err := netList(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
-	}
-	if err := b.Receiver().(*Plan).plan.AddNets(nets...); err != nil {
-		return nil, err
-	}
-	return starlark.None, nil
 }
