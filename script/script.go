@@ -16,10 +16,12 @@ import (
 	"github.com/caffe2go/caffe2go/script/core"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/np"
+	"github.com/caffe2go/caffe2go/script/utils"
+	"github.com/caffe2go/caffe2go/script/workspace"
 )
 
 // modules lists the Starlark modules every interpreter predeclares.
-var modules = []*starlarkstruct.Module{workspaceModule, core.Module, np.Module, utilsModule, caffe2pb2.Module,
+var modules = []*starlarkstruct.Module{workspace.Module, core.Module, np.Module, utils.Module, caffe2pb2.Module,
 	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
 
 // Options configure an Interpreter.

@@ -1,4 +1,4 @@
-package script
+package utils
 
 import (
 	"fmt"
@@ -19,7 +19,8 @@ import (
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-var utilsModule = binding.NewModule(binding.ModuleSpec{
+// Module is the utils module.
+var Module = binding.NewModule(binding.ModuleSpec{
 	Name: "utils",
 	Doc:  "utils: helpers from Caffe2's caffe2.python.utils.",
 	Funcs: []binding.Fn{
@@ -35,8 +36,6 @@ var utilsModule = binding.NewModule(binding.ModuleSpec{
 			"\"label\"], batch_size, output_file, db) reads them back in batches.", Body: utilsMakeMNISTDB},
 	},
 })
-
-func unmarshalProto(b []byte, m proto.Message) error { return proto.Unmarshal(b, m) }
 
 func utilsMakeArgument(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var key string

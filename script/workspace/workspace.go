@@ -1,10 +1,10 @@
-package script
+package workspace
 
 import (
 	"fmt"
-	"sort"
 
 	"go.starlark.net/starlark"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -17,7 +17,8 @@ import (
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-var workspaceModule = binding.NewModule(binding.ModuleSpec{
+// Module is the workspace module.
+var Module = binding.NewModule(binding.ModuleSpec{
 	Name: "workspace",
 	Doc: "workspace: the current workspace's blobs and nets, as Caffe2's caffe2.python.workspace.\n\n" +
 		"workspace.blobs is a dict-like view: workspace.blobs[\"x\"] fetches, assignment feeds,\n" +
@@ -327,7 +328,7 @@ func operatorArg(v starlark.Value) (*netdef.OperatorDef, error) {
 	}
 	if raw, ok := v.(starlark.Bytes); ok {
 		op := &netdef.OperatorDef{}
-		if err := unmarshalProto([]byte(raw), op); err != nil {
+		if err := proto.Unmarshal([]byte(raw), op); err != nil {
 			return nil, fmt.Errorf("cannot parse an OperatorDef: %v", err)
 		}
 		return op, nil
@@ -414,56 +415,6 @@ func wsRunPlanInBackground(_ *starlark.Thread, b *starlark.Builtin, args starlar
 		return nil, err
 	}
 	return &planHandle{h: workspace.RunPlanInBackground(src)}, nil
-}
-
-// planHandle reports on a plan started by RunPlanInBackground.
-type planHandle struct {
-	h *workspace.PlanHandle
-}
-
-func (p *planHandle) String() string        { return "<PlanHandle>" }
-func (p *planHandle) Type() string          { return "PlanHandle" }
-func (p *planHandle) Freeze()               {}
-func (p *planHandle) Truth() starlark.Bool  { return true }
-func (p *planHandle) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: PlanHandle") }
-
-var planHandleMethods = binding.NewMethodTable("PlanHandle",
-	"PlanHandle: a plan running in the background.",
-	[]binding.Fn{
-		{Name: "is_done", Doc: "is_done()\n\nReports whether the plan has finished.", Body: handleIsDone},
-		{Name: "is_succeeded", Doc: "is_succeeded()\n\nReports whether the plan has finished without an error.", Body: handleSucceeded},
-		{Name: "wait", Doc: "wait()\n\nWaits for the plan to finish; fails with the plan's error if it failed.", Body: handleWait},
-	})
-
-func (p *planHandle) Attr(name string) (starlark.Value, error) {
-	return planHandleMethods.Bind(name, p), nil
-}
-
-func (p *planHandle) AttrNames() []string { return planHandleMethods.Names() }
-
-func handleIsDone(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return starlark.Bool(b.Receiver().(*planHandle).h.IsDone()), nil
-}
-
-func handleSucceeded(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	h := b.Receiver().(*planHandle).h
-	return starlark.Bool(h.IsDone() && h.Wait() == nil), nil
-}
-
-func handleWait(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	if err := b.Receiver().(*planHandle).h.Wait(); err != nil {
-		return nil, err
-	}
-	return starlark.True, nil
 }
 
 func wsNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -666,71 +617,3 @@ func wsRegisteredOperators(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	}
 	return convert.StringList(workspace.RegisteredOperators()), nil
 }
-
-// blobsView is workspace.blobs: a dict-like view of the current workspace.
-type blobsView struct{}
-
-var (
-	_ starlark.Mapping   = blobsView{}
-	_ starlark.HasSetKey = blobsView{}
-	_ starlark.Iterable  = blobsView{}
-	_ starlark.Sequence  = blobsView{}
-)
-
-func (blobsView) String() string {
-	return fmt.Sprintf("<blobs of workspace %q>", workspace.CurrentWorkspace())
-}
-func (blobsView) Type() string          { return "workspace.blobs" }
-func (blobsView) Freeze()               {}
-func (blobsView) Truth() starlark.Bool  { return len(workspace.Blobs()) > 0 }
-func (blobsView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: workspace.blobs") }
-func (blobsView) Len() int              { return len(workspace.Blobs()) }
-
-func (blobsView) Get(k starlark.Value) (starlark.Value, bool, error) {
-	name, err := convert.BlobName(k)
-	if err != nil {
-		return nil, false, err
-	}
-	if !workspace.HasBlob(name) {
-		return nil, false, nil
-	}
-	v, err := workspace.FetchValue(name)
-	if err != nil {
-		return nil, false, err
-	}
-	return fetchedValue(v), true, nil
-}
-
-func (blobsView) SetKey(k, v starlark.Value) error {
-	name, err := convert.BlobName(k)
-	if err != nil {
-		return err
-	}
-	val, err := feedValue(v)
-	if err != nil {
-		return err
-	}
-	return workspace.FeedBlob(name, val)
-}
-
-func (blobsView) Iterate() starlark.Iterator {
-	names := workspace.Blobs()
-	sort.Strings(names)
-	return &listIter{vals: convert.StringList(names)}
-}
-
-type listIter struct {
-	vals *starlark.List
-	i    int
-}
-
-func (it *listIter) Next(p *starlark.Value) bool {
-	if it.i >= it.vals.Len() {
-		return false
-	}
-	*p = it.vals.Index(it.i)
-	it.i++
-	return true
-}
-
-func (it *listIter) Done() {}
