@@ -12,17 +12,21 @@ import (
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
+	"github.com/caffe2go/caffe2go/script/brew"
 	"github.com/caffe2go/caffe2go/script/caffe2pb2"
 	"github.com/caffe2go/caffe2go/script/core"
+	"github.com/caffe2go/caffe2go/script/dataparallelmodel"
 	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/modelhelper"
 	"github.com/caffe2go/caffe2go/script/np"
+	"github.com/caffe2go/caffe2go/script/optimizer"
 	"github.com/caffe2go/caffe2go/script/utils"
 	"github.com/caffe2go/caffe2go/script/workspace"
 )
 
 // modules lists the Starlark modules every interpreter predeclares.
 var modules = []*starlarkstruct.Module{workspace.Module, core.Module, np.Module, utils.Module, caffe2pb2.Module,
-	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
+	modelhelper.Module, brew.Module, optimizer.Module, dataparallelmodel.Module}
 
 // Options configure an Interpreter.
 type Options struct {

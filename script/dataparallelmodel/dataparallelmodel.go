@@ -1,4 +1,4 @@
-package script
+package dataparallelmodel
 
 import (
 	"fmt"
@@ -16,6 +16,7 @@ import (
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 	"github.com/caffe2go/caffe2go/script/internal/protoarg"
+	"github.com/caffe2go/caffe2go/script/modelhelper"
 )
 
 const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_builder_fun, param_update_builder_fun=None,\n" +
@@ -37,7 +38,8 @@ const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_build
 	"multi-host training and is only checked. Returns None; the other functions of this module\n" +
 	"take the model."
 
-var dataParallelModule = binding.NewModule(binding.ModuleSpec{
+// Module is the data_parallel_model module.
+var Module = binding.NewModule(binding.ModuleSpec{
 	Name: "data_parallel_model",
 	Doc: "data_parallel_model: trains one model on several devices, as Caffe2's\n" +
 		"caffe2.python.data_parallel_model (CPU devices cpu_0/, cpu_1/, …). Feed each device's\n" +
@@ -49,7 +51,7 @@ var dataParallelModule = binding.NewModule(binding.ModuleSpec{
 		{Name: "RunNet", Doc: "RunNet(model, num_iterations)\n\nRuns the parallelized model's train net num_iterations times.", Body: dpmRunNet},
 		{Name: "GetCheckpointParams", Doc: "GetCheckpointParams(model)\n\nReturns, sorted, the blobs a checkpoint needs: the master device's parameters, computed\nparameters and optimizer state, and the iteration counters (e.g. \"optimizer_iteration\").", Body: dpmCheckpointParams},
 		{Name: "FinalizeAfterCheckpoint", Doc: "FinalizeAfterCheckpoint(model, blobs=None)\n\nCopies blobs loaded into the master device's copies (None: every blob the init net syncs) to\nthe other devices. Call it after loading a checkpoint.", Body: dpmFinalizeAfterCheckpoint},
-		{Name: "AddBlobSync", Doc: "AddBlobSync(model, blobs, net=None)\n\nMakes net (None: model.net) copy each blob, named without its device scope, from the master to\nthe other devices every time it runs. Call it before RunInitNet.", Body: dpmAddBlobSync},
+		{Name: "AddBlobSync", Doc: "AddBlobSync(model, blobs, net=None)\n\nMakes net (None: model.Net()) copy each blob, named without its device scope, from the master to\nthe other devices every time it runs. Call it before RunInitNet.", Body: dpmAddBlobSync},
 		{Name: "ConvertNetForDevice", Doc: "ConvertNetForDevice(net, device=None)\n\nReturns a copy of net (a Net or NetDef) for a device (None: the current device scope): names get\nthe device's prefix \"cpu_<id>/\" and operators its DeviceOption.", Body: dpmConvertNetForDevice},
 		{Name: "ExtractPredictorNet", Doc: "ExtractPredictorNet(model, inputs, outputs, device)\n\nReturns (predict_net, export_blobs): the master device's replica from inputs to outputs (names\nwithout device scope), renamed back to the unscoped names, and the parameters it reads.\ndevice (a DeviceOption or None) is given to every operator.", Body: dpmExtractPredictorNet},
 		{Name: "GetLearningRateBlobNames", Doc: "GetLearningRateBlobNames(model)\n\nReturns the learning-rate blobs of the train net (e.g. [\"SgdOptimizer_0_lr_cpu\"]).", Body: dpmLearningRateBlobNames},
@@ -59,14 +61,14 @@ var dataParallelModule = binding.NewModule(binding.ModuleSpec{
 
 // parallelOf returns the data-parallel model Parallelize made of v.
 func parallelOf(b *starlark.Builtin, v starlark.Value) (*dataparallel.Parallel, error) {
-	h, ok := v.(*ModelHelper)
+	h, ok := v.(*modelhelper.ModelHelper)
 	if !ok {
 		return nil, fmt.Errorf("%s: model must be a ModelHelper, got %s", b.Name(), v.Type())
 	}
-	if h.dp == nil {
-		return nil, fmt.Errorf("%s: model %q is not parallelized (call data_parallel_model.Parallelize first)", b.Name(), h.m.Name)
+	if h.Parallel() == nil {
+		return nil, fmt.Errorf("%s: model %q is not parallelized (call data_parallel_model.Parallelize first)", b.Name(), h.Model().Name)
 	}
-	return h.dp, nil
+	return h.Parallel(), nil
 }
 
 // modelArg unpacks the single model argument of a module function.
@@ -83,7 +85,7 @@ func modelArg(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple)
 // it with its own traceback.
 type builderCalls struct {
 	thread *starlark.Thread
-	model  *ModelHelper
+	model  *modelhelper.ModelHelper
 	err    error
 }
 
@@ -142,7 +144,7 @@ func callableOrNone(b *starlark.Builtin, name string, v starlark.Value) error {
 
 func dpmParallelize(cpuOnly bool) binding.Func {
 	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		var model *ModelHelper
+		var model *modelhelper.ModelHelper
 		var input, forward, update, optim, postSync starlark.Value = starlark.None, nil, starlark.None, starlark.None, starlark.None
 		var devices, rendezvous, blobsToKeep starlark.Value = starlark.None, starlark.None, starlark.None
 		netType, engine := dataparallel.DefaultNetType, ""
@@ -171,8 +173,8 @@ func dpmParallelize(cpuOnly bool) binding.Func {
 			return nil, fmt.Errorf("%s: max_concurrent_distributed_ops must be > 0, got %d", b.Name(), maxConcurrent)
 		case threads <= 0:
 			return nil, fmt.Errorf("%s: num_threads_per_device must be > 0, got %d", b.Name(), threads)
-		case model.dp != nil:
-			return nil, fmt.Errorf("%s: model %q is parallelized already", b.Name(), model.m.Name)
+		case model.Parallel() != nil:
+			return nil, fmt.Errorf("%s: model %q is parallelized already", b.Name(), model.Model().Name)
 		}
 		for _, f := range []struct {
 			name string
@@ -191,7 +193,7 @@ func dpmParallelize(cpuOnly bool) binding.Func {
 			return nil, fmt.Errorf("%s: devices: %v", b.Name(), err)
 		}
 		calls := &builderCalls{thread: thread, model: model}
-		p, err := dataparallel.Parallelize(model.m, dataparallel.Options{
+		p, err := dataparallel.Parallelize(model.Model(), dataparallel.Options{
 			InputBuilder:             calls.builder(input),
 			ForwardBuilder:           calls.forward(forward.(starlark.Callable)),
 			ParamUpdateBuilder:       calls.builder(update),
@@ -214,7 +216,7 @@ func dpmParallelize(cpuOnly bool) binding.Func {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
-		model.dp = p
+		model.SetParallel(p)
 		return starlark.None, nil
 	}
 }

@@ -1,4 +1,4 @@
-package script
+package optimizer
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/script/internal/convert"
 	"github.com/caffe2go/caffe2go/script/internal/protoarg"
+	"github.com/caffe2go/caffe2go/script/modelhelper"
 )
 
 // lrDoc is the part of every builder's documentation that describes the
@@ -20,7 +21,8 @@ const lrDoc = "max_gradient_norm clips the global gradient norm (scaling every l
 	"remaining keywords (e.g. stepsize, gamma, power) configure the LearningRate operator; iter_val\n" +
 	"is the first value of \"optimizer_iteration\"."
 
-var optimizerModule = binding.NewModule(binding.ModuleSpec{
+// Module is the optimizer module.
+var Module = binding.NewModule(binding.ModuleSpec{
 	Name: "optimizer",
 	Doc:  "optimizer: adds parameter updates to a model whose gradients exist (model.AddGradientOperators).",
 	Funcs: []binding.Fn{
@@ -53,7 +55,7 @@ var optimizerModule = binding.NewModule(binding.ModuleSpec{
 // optArgs are the arguments every optimizer builder takes: the model, the
 // base learning rate, the _build keywords and the LearningRate keywords.
 type optArgs struct {
-	model   *ModelHelper
+	model   *modelhelper.ModelHelper
 	lr      convert.Float
 	maxNorm starlark.Value
 	inject  bool
@@ -175,7 +177,7 @@ func optBuildSGD(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildSGD(a.model.m, o))
+	return wrapOptimizer(brew.BuildSGD(a.model.Model(), o))
 }
 
 func optBuildAdam(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -203,7 +205,7 @@ func optBuildAdam(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildAdam(a.model.m, o))
+	return wrapOptimizer(brew.BuildAdam(a.model.Model(), o))
 }
 
 func optBuildAdagrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -232,7 +234,7 @@ func optBuildAdagrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildAdagrad(a.model.m, o))
+	return wrapOptimizer(brew.BuildAdagrad(a.model.Model(), o))
 }
 
 func optBuildRMSProp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -254,16 +256,16 @@ func optBuildRMSProp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildRMSProp(a.model.m, o))
+	return wrapOptimizer(brew.BuildRMSProp(a.model.Model(), o))
 }
 
 func optAddWeightDecay(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var model *ModelHelper
+	var model *modelhelper.ModelHelper
 	var wd convert.Float
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "model", &model, "weight_decay", &wd); err != nil {
 		return nil, err
 	}
-	if err := brew.AddWeightDecay(model.m, float32(wd)); err != nil {
+	if err := brew.AddWeightDecay(model.Model(), float32(wd)); err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.None, nil
@@ -275,81 +277,4 @@ func optResetCount(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	brew.ResetOptimizerInstanceCount()
 	return starlark.None, nil
-}
-
-func wrapOptimizer(opt *brew.Optimizer, err error) (starlark.Value, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &optimizerValue{opt: opt}, nil
-}
-
-// optimizerValue is the optimizer a builder returns.
-type optimizerValue struct {
-	opt *brew.Optimizer
-}
-
-var _ starlark.HasAttrs = (*optimizerValue)(nil)
-
-var optimizerMethods = binding.NewMethodTable("Optimizer",
-	"Optimizer: what optimizer.build_* return (Caffe2's SgdOptimizer, AdamOptimizer, …).",
-	[]binding.Fn{
-		{Name: "get_auxiliary_parameters", Doc: "get_auxiliary_parameters()\n\nReturns AuxParams(local, shared): the per-parameter blobs the optimizer made (momentum,\nmoments, …) and the blobs all parameters share (ONE_*, optimizer_iteration, …).", Body: optAux},
-		{Name: "get_cpu_blob_name", Doc: "get_cpu_blob_name(base_str, node_name=\"\")\n\nReturns the optimizer's unique name for a CPU blob: <Class>_<n>_<base_str><node_name>_cpu.", Body: optBlobName(false)},
-		{Name: "get_gpu_blob_name", Doc: "get_gpu_blob_name(base_str, gpu_id, node_name)\n\nReturns the optimizer's unique name for a blob on a GPU: <Class>_<n>_<base_str><node_name>_gpu<id>.", Body: optBlobName(true)},
-	})
-
-func (o *optimizerValue) String() string {
-	return fmt.Sprintf("<%s %d>", o.opt.ClassName(), o.opt.InstanceNum())
-}
-
-// Type returns "Optimizer".
-func (o *optimizerValue) Type() string          { return "Optimizer" }
-func (o *optimizerValue) Freeze()               {}
-func (o *optimizerValue) Truth() starlark.Bool  { return true }
-func (o *optimizerValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: Optimizer") }
-
-// Attr returns the class name, the instance number or a method.
-func (o *optimizerValue) Attr(name string) (starlark.Value, error) {
-	switch name {
-	case "class_name":
-		return starlark.String(o.opt.ClassName()), nil
-	case "instance_num":
-		return starlark.MakeInt(o.opt.InstanceNum()), nil
-	}
-	if m := optimizerMethods.Bind(name, o); m != nil {
-		return m, nil
-	}
-	return nil, nil
-}
-
-// AttrNames lists the attributes and methods.
-func (o *optimizerValue) AttrNames() []string {
-	return append([]string{"class_name", "instance_num"}, optimizerMethods.Names()...)
-}
-
-func optAux(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := binding.NoArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	aux := b.Receiver().(*optimizerValue).opt.AuxiliaryParameters()
-	return convert.StructOf("AuxParams", starlark.StringDict{"local": convert.StringList(aux.Local), "shared": convert.StringList(aux.Shared)}), nil
-}
-
-func optBlobName(gpu bool) binding.Func {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		opt := b.Receiver().(*optimizerValue).opt
-		var base, node string
-		if gpu {
-			var id int
-			if err := starlark.UnpackArgs(b.Name(), args, kwargs, "base_str", &base, "gpu_id", &id, "node_name", &node); err != nil {
-				return nil, err
-			}
-			return starlark.String(opt.GPUBlobName(base, id, node)), nil
-		}
-		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "base_str", &base, "node_name?", &node); err != nil {
-			return nil, err
-		}
-		return starlark.String(opt.CPUBlobName(base, node)), nil
-	}
 }
