@@ -9,6 +9,10 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/np"
 )
 
 const overview = `caffe2go scripts: Starlark (a small Python dialect) with Caffe2's Python modules.
@@ -28,9 +32,9 @@ describe one binding or operator. Python's "with" blocks are calls taking a call
 core.DeviceScope(opt, lambda: ...). Differences from Python: no classes, no exceptions
 (an error stops the script with the line it happened on), and // for integer division.`
 
-var helpBuiltin = fn{"help", "help(x=None)\n\nPrints the documentation of a module, function, method, value or operator type\n(help(\"Relu\")); without an argument, an overview.", builtinHelp}
+const helpDoc = "help(x=None)\n\nPrints the documentation of a module, function, method, value or operator type\n(help(\"Relu\")); without an argument, an overview."
 
-func init() { setDoc("help", helpBuiltin.doc) }
+func init() { binding.SetDoc("help", helpDoc) }
 
 func builtinHelp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var x starlark.Value
@@ -59,47 +63,38 @@ func Help(x starlark.Value) string {
 		}
 		return fmt.Sprintf("def %s(...)\n\n%s", v.Name(), doc)
 	case starlark.String:
-		if d, ok := docOf(string(v)); ok {
+		if d, ok := binding.DocOf(string(v)); ok {
 			return string(v) + ": " + d
 		}
-		if isOperatorType(string(v)) {
+		if core.IsOperatorType(string(v)) {
 			return operatorHelp(string(v))
 		}
 		return fmt.Sprintf("no documentation for %q", string(v))
-	case *Net:
-		return typeHelp("Net", netMethods)
-	case *Array:
-		return typeHelp("ndarray", arrayMethods)
-	case *Message:
-		d, _ := docOf("Message")
+	case *caffe2pb2.Message:
+		d, _ := binding.DocOf("Message")
 		return fmt.Sprintf("%s message. %s\nFields and methods: %s", v.Type(), d, strings.Join(v.AttrNames(), ", "))
-	case *RepeatedField:
-		return typeHelp("repeated", repeatedMethods)
-	case *BlobReference:
-		return typeHelp("BlobReference", blobRefMethods)
-	case *Step:
-		return typeHelp("ExecutionStep", stepMethods)
-	case *Plan:
-		return typeHelp("Plan", planMethods)
-	case *planHandle:
-		return typeHelp("PlanHandle", planHandleMethods)
-	case *ModelHelper:
-		return typeHelp("ModelHelper", modelMethods)
-	case *optimizerValue:
-		return typeHelp("Optimizer", optimizerMethods)
-	case DType:
+	case *caffe2pb2.RepeatedField:
+		t, _ := binding.MethodTableOf("repeated")
+		return typeHelp(t)
+	case np.DType:
 		return fmt.Sprintf("dtype %s: a NumPy element type. Call it to convert: %s(x).", v, v)
+	}
+	if t, ok := binding.MethodTableOf(x.Type()); ok {
+		return typeHelp(t)
 	}
 	return fmt.Sprintf("%s value: no documentation", x.Type())
 }
 
-func typeHelp(name string, t *methodTable) string {
-	d, _ := docOf(name)
+// typeHelp describes a type by its documentation and its methods'
+// signatures.
+func typeHelp(t *binding.MethodTable) string {
+	name := t.TypeName()
+	d, _ := binding.DocOf(name)
 	var b strings.Builder
 	b.WriteString(d)
 	b.WriteString("\n\nMethods:\n")
-	for _, m := range t.names() {
-		md, _ := docOf(name + "." + m)
+	for _, m := range t.Names() {
+		md, _ := binding.DocOf(name + "." + m)
 		fmt.Fprintf(&b, "  %s\n", firstLine(md))
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -107,7 +102,7 @@ func typeHelp(name string, t *methodTable) string {
 
 func moduleHelp(m *starlarkstruct.Module) string {
 	var b strings.Builder
-	d, ok := docOf(m.Name)
+	d, ok := binding.DocOf(m.Name)
 	if !ok {
 		d = "module " + m.Name
 	}
@@ -121,7 +116,7 @@ func moduleHelp(m *starlarkstruct.Module) string {
 	for _, k := range names {
 		switch v := m.Members[k].(type) {
 		case *starlark.Builtin:
-			md, _ := docOf(v.Name())
+			md, _ := binding.DocOf(v.Name())
 			fmt.Fprintf(&b, "  %s\n", firstLine(md))
 		case *starlarkstruct.Module:
 			fmt.Fprintf(&b, "  %s (module)\n", k)
@@ -134,7 +129,7 @@ func moduleHelp(m *starlarkstruct.Module) string {
 
 func builtinHelpText(b *starlark.Builtin) string {
 	name := b.Name()
-	if d, ok := docOf(name); ok {
+	if d, ok := binding.DocOf(name); ok {
 		module := name
 		if i := strings.LastIndexByte(name, '.'); i >= 0 {
 			module = name[:i+1]
@@ -143,10 +138,10 @@ func builtinHelpText(b *starlark.Builtin) string {
 		}
 		return module + d
 	}
-	if typ, ok := strings.CutPrefix(name, "Net."); ok && isOperatorType(typ) {
+	if typ, ok := strings.CutPrefix(name, "Net."); ok && core.IsOperatorType(typ) {
 		return operatorHelp(typ)
 	}
-	if typ, ok := strings.CutPrefix(name, "BlobReference."); ok && isOperatorType(typ) {
+	if typ, ok := strings.CutPrefix(name, "BlobReference."); ok && core.IsOperatorType(typ) {
 		return operatorHelp(typ)
 	}
 	return fmt.Sprintf("built-in function %s (see the Starlark language reference)", name)
@@ -191,4 +186,12 @@ func countRange(lo, hi int) string {
 		return fmt.Sprint(lo)
 	}
 	return fmt.Sprintf("%d to %d", lo, hi)
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

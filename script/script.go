@@ -11,11 +11,22 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
+
+	"github.com/caffe2go/caffe2go/script/brew"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
+	"github.com/caffe2go/caffe2go/script/dataparallelmodel"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/modelhelper"
+	"github.com/caffe2go/caffe2go/script/np"
+	"github.com/caffe2go/caffe2go/script/optimizer"
+	"github.com/caffe2go/caffe2go/script/utils"
+	"github.com/caffe2go/caffe2go/script/workspace"
 )
 
 // modules lists the Starlark modules every interpreter predeclares.
-var modules = []*moduleSpec{workspaceModule, coreModule, npModule, utilsModule, caffe2pb2Module,
-	modelHelperModule, brewModule, optimizerModule, dataParallelModule}
+var modules = []*starlarkstruct.Module{workspace.Module, core.Module, np.Module, utils.Module, caffe2pb2.Module,
+	modelhelper.Module, brew.Module, optimizer.Module, dataparallelmodel.Module}
 
 // Options configure an Interpreter.
 type Options struct {
@@ -52,7 +63,7 @@ func FileOptions() *syntax.FileOptions {
 	return &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 }
 
-// New returns an interpreter with fresh modules.
+// New returns an interpreter.
 func New(opts Options) *Interpreter {
 	in := &Interpreter{out: opts.Stdout, globals: starlark.StringDict{}, loads: map[string]*loadEntry{}}
 	if in.out == nil {
@@ -67,17 +78,18 @@ func New(opts Options) *Interpreter {
 		Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.out, msg) },
 		Load:  in.load,
 	}
-	stateOf(in.thread)
+	binding.StateOf(in.thread)
 	return in
 }
 
 // Predeclared returns a fresh set of the modules and global functions
 // scripts see: workspace, core, np, utils, caffe2_pb2, math, sys (with
-// argv), help, with_device and with_namescope.
+// argv), help, with_device and with_namescope. The modules hold no state,
+// so that every set shares them.
 func Predeclared(argv []string) starlark.StringDict {
 	d := starlark.StringDict{}
 	for _, m := range modules {
-		d[m.name] = m.build()
+		d[m.Name] = m
 	}
 	d["math"] = starlarkmath.Module
 	args := make([]starlark.Value, len(argv))
@@ -85,10 +97,9 @@ func Predeclared(argv []string) starlark.StringDict {
 		args[i] = starlark.String(a)
 	}
 	d["sys"] = &starlarkstruct.Module{Name: "sys", Members: starlark.StringDict{"argv": starlark.NewList(args)}}
-	d["help"] = starlark.NewBuiltin("help", safe(helpBuiltin.body))
-	core := d["core"].(*starlarkstruct.Module)
-	d["with_device"] = core.Members["with_device"]
-	d["with_namescope"] = core.Members["with_namescope"]
+	d["help"] = starlark.NewBuiltin("help", binding.Safe(builtinHelp))
+	d["with_device"] = core.Module.Members["with_device"]
+	d["with_namescope"] = core.Module.Members["with_namescope"]
 	return d
 }
 
@@ -158,7 +169,7 @@ func (in *Interpreter) load(_ *starlark.Thread, module string) (starlark.StringD
 	}
 	in.loads[path] = nil
 	thread := &starlark.Thread{Name: "load " + module, Print: in.thread.Print, Load: in.load}
-	thread.SetLocal(stateKey, stateOf(in.thread))
+	binding.ShareState(thread, in.thread)
 	_, prog, err := starlark.SourceProgramOptions(FileOptions(), path, nil, in.predeclared.Has)
 	var globals starlark.StringDict
 	if err == nil {

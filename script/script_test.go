@@ -15,6 +15,8 @@ import (
 	"go.starlark.net/starlarktest"
 
 	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/script/golden"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -26,14 +28,11 @@ import (
 //   - a line ending in a comment `### "regexp"` must be where the chunk
 //     fails, with an error whose traceback matches the regexp;
 //   - comment lines `#=> text` give, in order, the lines the chunk prints
-//     (`#=>` alone is an empty line).
+//     (`#=>` alone is an empty line; see package golden).
 //
 // The chunk's whole output must equal the expected lines.
 
-var (
-	errorAnnot  = regexp.MustCompile(`### "(.*)"\s*$`)
-	outputAnnot = regexp.MustCompile(`^\s*#=>(?: (.*))?$`)
-)
+var errorAnnot = regexp.MustCompile(`### "(.*)"\s*$`)
 
 type chunk struct {
 	line int // first line of the chunk in the file (1-based)
@@ -97,12 +96,9 @@ func runChunk(t *testing.T, file string, c chunk, assertModule starlark.StringDi
 	in := New(Options{Stdout: &out, Argv: []string{"test.star", "alpha", "beta"}, Extra: assertModule})
 	starlarktest.SetReporter(in.Thread(), t)
 
-	var wantOut []string
+	wantOut := golden.Output(c.text)
 	wantErrLine, wantErr := 0, ""
 	for i, line := range strings.Split(c.text, "\n") {
-		if m := outputAnnot.FindStringSubmatch(line); m != nil {
-			wantOut = append(wantOut, m[1])
-		}
 		if m := errorAnnot.FindStringSubmatch(line); m != nil {
 			if wantErr != "" {
 				t.Fatalf("%s:%d: a chunk can expect only one error", file, c.line+i)
@@ -153,7 +149,7 @@ func errorLine(err error) int {
 
 // TestEveryBindingIsExercised checks that the golden scripts mention every
 // module member ("workspace.FeedBlob", "np.random.seed") and every method
-// of every type (".reshape(").
+// of every type with a method table (".reshape(").
 func TestEveryBindingIsExercised(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.star")
 	var all strings.Builder
@@ -188,10 +184,10 @@ func TestEveryBindingIsExercised(t *testing.T) {
 			missing = append(missing, name)
 		}
 	}
-	for _, table := range []*methodTable{messageMethods, repeatedMethods, arrayMethods, netMethods, blobRefMethods, stepMethods, planMethods, planHandleMethods, modelMethods, optimizerMethods} {
-		for _, m := range table.names() {
+	for _, table := range binding.MethodTables() {
+		for _, m := range table.Names() {
 			if !strings.Contains(text, "."+m+"(") {
-				missing = append(missing, table.typeName+"."+m)
+				missing = append(missing, table.TypeName()+"."+m)
 			}
 		}
 	}

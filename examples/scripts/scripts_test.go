@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/script"
+	"github.com/caffe2go/caffe2go/script/golden"
 	"github.com/caffe2go/caffe2go/workspace"
 )
-
-// expected matches the "#=> text" lines that give a script's output.
-var expected = regexp.MustCompile(`(?m)^\s*#=>(?: (.*))?$`)
 
 // TestExamplesPrintWhatTheirCommentsSay runs each script and compares what
 // it prints with its "#=>" lines.
@@ -36,10 +33,7 @@ func TestExamplesPrintWhatTheirCommentsSay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []string
-			for _, m := range expected.FindAllStringSubmatch(string(src), -1) {
-				want = append(want, m[1])
-			}
+			want := golden.Output(string(src))
 			if len(want) == 0 {
 				t.Fatalf("%s has no #=> lines", file)
 			}

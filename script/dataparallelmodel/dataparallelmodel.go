@@ -1,4 +1,4 @@
-package script
+package dataparallelmodel
 
 import (
 	"fmt"
@@ -11,6 +11,12 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
+	"github.com/caffe2go/caffe2go/script/modelhelper"
 )
 
 const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_builder_fun, param_update_builder_fun=None,\n" +
@@ -32,36 +38,37 @@ const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_build
 	"multi-host training and is only checked. Returns None; the other functions of this module\n" +
 	"take the model."
 
-var dataParallelModule = (&moduleSpec{
-	name: "data_parallel_model",
-	doc: "data_parallel_model: trains one model on several devices, as Caffe2's\n" +
+// Module is the data_parallel_model module.
+var Module = binding.NewModule(binding.ModuleSpec{
+	Name: "data_parallel_model",
+	Doc: "data_parallel_model: trains one model on several devices, as Caffe2's\n" +
 		"caffe2.python.data_parallel_model (CPU devices cpu_0/, cpu_1/, …). Feed each device's\n" +
 		"batch to \"cpu_<d>/data\" (and so on), then RunNet.",
-	funcs: []fn{
-		{"Parallelize", "Parallelize" + parallelizeDoc, dpmParallelize(false)},
-		{"Parallelize_CPU", "Parallelize_CPU(model_helper_obj, input_builder_fun, forward_pass_builder_fun, **kwargs)\n\nParallelize with cpu_device=True.", dpmParallelize(true)},
-		{"RunInitNet", "RunInitNet(model)\n\nRuns the parallelized model's init net once and creates its train net.", dpmRunInitNet},
-		{"RunNet", "RunNet(model, num_iterations)\n\nRuns the parallelized model's train net num_iterations times.", dpmRunNet},
-		{"GetCheckpointParams", "GetCheckpointParams(model)\n\nReturns, sorted, the blobs a checkpoint needs: the master device's parameters, computed\nparameters and optimizer state, and the iteration counters (e.g. \"optimizer_iteration\").", dpmCheckpointParams},
-		{"FinalizeAfterCheckpoint", "FinalizeAfterCheckpoint(model, blobs=None)\n\nCopies blobs loaded into the master device's copies (None: every blob the init net syncs) to\nthe other devices. Call it after loading a checkpoint.", dpmFinalizeAfterCheckpoint},
-		{"AddBlobSync", "AddBlobSync(model, blobs, net=None)\n\nMakes net (None: model.net) copy each blob, named without its device scope, from the master to\nthe other devices every time it runs. Call it before RunInitNet.", dpmAddBlobSync},
-		{"ConvertNetForDevice", "ConvertNetForDevice(net, device=None)\n\nReturns a copy of net (a Net or NetDef) for a device (None: the current device scope): names get\nthe device's prefix \"cpu_<id>/\" and operators its DeviceOption.", dpmConvertNetForDevice},
-		{"ExtractPredictorNet", "ExtractPredictorNet(model, inputs, outputs, device)\n\nReturns (predict_net, export_blobs): the master device's replica from inputs to outputs (names\nwithout device scope), renamed back to the unscoped names, and the parameters it reads.\ndevice (a DeviceOption or None) is given to every operator.", dpmExtractPredictorNet},
-		{"GetLearningRateBlobNames", "GetLearningRateBlobNames(model)\n\nReturns the learning-rate blobs of the train net (e.g. [\"SgdOptimizer_0_lr_cpu\"]).", dpmLearningRateBlobNames},
-		{"GetDevices", "GetDevices(model)\n\nReturns the device ids of a parallelized model, the master first.", dpmGetDevices},
+	Funcs: []binding.Fn{
+		{Name: "Parallelize", Doc: "Parallelize" + parallelizeDoc, Body: dpmParallelize(false)},
+		{Name: "Parallelize_CPU", Doc: "Parallelize_CPU(model_helper_obj, input_builder_fun, forward_pass_builder_fun, **kwargs)\n\nParallelize with cpu_device=True.", Body: dpmParallelize(true)},
+		{Name: "RunInitNet", Doc: "RunInitNet(model)\n\nRuns the parallelized model's init net once and creates its train net.", Body: dpmRunInitNet},
+		{Name: "RunNet", Doc: "RunNet(model, num_iterations)\n\nRuns the parallelized model's train net num_iterations times.", Body: dpmRunNet},
+		{Name: "GetCheckpointParams", Doc: "GetCheckpointParams(model)\n\nReturns, sorted, the blobs a checkpoint needs: the master device's parameters, computed\nparameters and optimizer state, and the iteration counters (e.g. \"optimizer_iteration\").", Body: dpmCheckpointParams},
+		{Name: "FinalizeAfterCheckpoint", Doc: "FinalizeAfterCheckpoint(model, blobs=None)\n\nCopies blobs loaded into the master device's copies (None: every blob the init net syncs) to\nthe other devices. Call it after loading a checkpoint.", Body: dpmFinalizeAfterCheckpoint},
+		{Name: "AddBlobSync", Doc: "AddBlobSync(model, blobs, net=None)\n\nMakes net (None: model.Net()) copy each blob, named without its device scope, from the master to\nthe other devices every time it runs. Call it before RunInitNet.", Body: dpmAddBlobSync},
+		{Name: "ConvertNetForDevice", Doc: "ConvertNetForDevice(net, device=None)\n\nReturns a copy of net (a Net or NetDef) for a device (None: the current device scope): names get\nthe device's prefix \"cpu_<id>/\" and operators its DeviceOption.", Body: dpmConvertNetForDevice},
+		{Name: "ExtractPredictorNet", Doc: "ExtractPredictorNet(model, inputs, outputs, device)\n\nReturns (predict_net, export_blobs): the master device's replica from inputs to outputs (names\nwithout device scope), renamed back to the unscoped names, and the parameters it reads.\ndevice (a DeviceOption or None) is given to every operator.", Body: dpmExtractPredictorNet},
+		{Name: "GetLearningRateBlobNames", Doc: "GetLearningRateBlobNames(model)\n\nReturns the learning-rate blobs of the train net (e.g. [\"SgdOptimizer_0_lr_cpu\"]).", Body: dpmLearningRateBlobNames},
+		{Name: "GetDevices", Doc: "GetDevices(model)\n\nReturns the device ids of a parallelized model, the master first.", Body: dpmGetDevices},
 	},
-}).register()
+})
 
 // parallelOf returns the data-parallel model Parallelize made of v.
 func parallelOf(b *starlark.Builtin, v starlark.Value) (*dataparallel.Parallel, error) {
-	h, ok := v.(*ModelHelper)
+	h, ok := v.(*modelhelper.ModelHelper)
 	if !ok {
 		return nil, fmt.Errorf("%s: model must be a ModelHelper, got %s", b.Name(), v.Type())
 	}
-	if h.dp == nil {
-		return nil, fmt.Errorf("%s: model %q is not parallelized (call data_parallel_model.Parallelize first)", b.Name(), h.m.Name)
+	if h.Parallel() == nil {
+		return nil, fmt.Errorf("%s: model %q is not parallelized (call data_parallel_model.Parallelize first)", b.Name(), h.Model().Name)
 	}
-	return h.dp, nil
+	return h.Parallel(), nil
 }
 
 // modelArg unpacks the single model argument of a module function.
@@ -78,7 +85,7 @@ func modelArg(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple)
 // it with its own traceback.
 type builderCalls struct {
 	thread *starlark.Thread
-	model  *ModelHelper
+	model  *modelhelper.ModelHelper
 	err    error
 }
 
@@ -112,9 +119,9 @@ func (c *builderCalls) forward(fn starlark.Callable) func(*brew.Model, float32) 
 			return nil, err
 		}
 		var names []string
-		if _, single := v.(*BlobReference); single {
-			names = []string{v.(*BlobReference).name}
-		} else if names, err = blobNames(v); err != nil {
+		if _, single := v.(*core.BlobReference); single {
+			names = []string{v.(*core.BlobReference).BlobName()}
+		} else if names, err = convert.BlobNames(v); err != nil {
 			return nil, fmt.Errorf("forward_pass_builder_fun must return a list of losses: %v", err)
 		}
 		scope := devicescope.Current().Name()
@@ -135,9 +142,9 @@ func callableOrNone(b *starlark.Builtin, name string, v starlark.Value) error {
 	return fmt.Errorf("%s: %s must be a function or None, got %s", b.Name(), name, v.Type())
 }
 
-func dpmParallelize(cpuOnly bool) builtinFunc {
+func dpmParallelize(cpuOnly bool) binding.Func {
 	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		var model *ModelHelper
+		var model *modelhelper.ModelHelper
 		var input, forward, update, optim, postSync starlark.Value = starlark.None, nil, starlark.None, starlark.None, starlark.None
 		var devices, rendezvous, blobsToKeep starlark.Value = starlark.None, starlark.None, starlark.None
 		netType, engine := dataparallel.DefaultNetType, ""
@@ -166,8 +173,8 @@ func dpmParallelize(cpuOnly bool) builtinFunc {
 			return nil, fmt.Errorf("%s: max_concurrent_distributed_ops must be > 0, got %d", b.Name(), maxConcurrent)
 		case threads <= 0:
 			return nil, fmt.Errorf("%s: num_threads_per_device must be > 0, got %d", b.Name(), threads)
-		case model.dp != nil:
-			return nil, fmt.Errorf("%s: model %q is parallelized already", b.Name(), model.m.Name)
+		case model.Parallel() != nil:
+			return nil, fmt.Errorf("%s: model %q is parallelized already", b.Name(), model.Model().Name)
 		}
 		for _, f := range []struct {
 			name string
@@ -186,7 +193,7 @@ func dpmParallelize(cpuOnly bool) builtinFunc {
 			return nil, fmt.Errorf("%s: devices: %v", b.Name(), err)
 		}
 		calls := &builderCalls{thread: thread, model: model}
-		p, err := dataparallel.Parallelize(model.m, dataparallel.Options{
+		p, err := dataparallel.Parallelize(model.Model(), dataparallel.Options{
 			InputBuilder:             calls.builder(input),
 			ForwardBuilder:           calls.forward(forward.(starlark.Callable)),
 			ParamUpdateBuilder:       calls.builder(update),
@@ -209,7 +216,7 @@ func dpmParallelize(cpuOnly bool) builtinFunc {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
-		model.dp = p
+		model.SetParallel(p)
 		return starlark.None, nil
 	}
 }
@@ -225,7 +232,7 @@ func deviceIDs(v starlark.Value) ([]int, error) {
 		return ids, nil
 	}
 	seq, ok := v.(starlark.Indexable)
-	if !ok || isStringLike(v) {
+	if !ok || convert.IsStringLike(v) {
 		return nil, fmt.Errorf("want a list of device ids, got %s", v.Type())
 	}
 	ids := make([]int, seq.Len())
@@ -268,7 +275,7 @@ func dpmCheckpointParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	if err != nil {
 		return nil, err
 	}
-	return stringList(p.CheckpointParams()), nil
+	return convert.StringList(p.CheckpointParams()), nil
 }
 
 func dpmFinalizeAfterCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -282,7 +289,7 @@ func dpmFinalizeAfterCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args st
 	}
 	var blobs []string
 	if blobsV != starlark.None {
-		if blobs, err = blobNames(blobsV); err != nil {
+		if blobs, err = convert.BlobNames(blobsV); err != nil {
 			return nil, fmt.Errorf("%s: blobs: %v", b.Name(), err)
 		}
 		if len(blobs) == 0 {
@@ -301,20 +308,20 @@ func dpmAddBlobSync(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, err
 	}
-	blobs, err := blobNames(blobsV)
+	blobs, err := convert.BlobNames(blobsV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: blobs: %v", b.Name(), err)
 	}
 	var net *netdef.Net
 	if netV != starlark.None {
-		n, ok := netV.(*Net)
+		n, ok := netV.(*core.Net)
 		if !ok {
 			return nil, fmt.Errorf("%s: net must be a Net, got %s", b.Name(), netV.Type())
 		}
-		if err := n.checkMutable("add a blob sync to"); err != nil {
+		if err := n.CheckMutable("add a blob sync to"); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
-		net = n.net
+		net = n.Builder()
 	}
 	return starlark.None, p.AddBlobSync(net, blobs...)
 }
@@ -324,11 +331,11 @@ func dpmConvertNetForDevice(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV, "device?", &devV); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}
-	dev, err := deviceOptionArg(devV)
+	dev, err := protoarg.DeviceOption(devV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: device: %v", b.Name(), err)
 	}
@@ -336,7 +343,7 @@ func dpmConvertNetForDevice(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, err
 	}
-	return NewMessage(def), nil
+	return caffe2pb2.NewMessage(def), nil
 }
 
 func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -348,15 +355,15 @@ func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, err
 	}
-	inputs, err := blobNames(inV)
+	inputs, err := convert.BlobNames(inV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: inputs: %v", b.Name(), err)
 	}
-	outputs, err := blobNames(outV)
+	outputs, err := convert.BlobNames(outV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: outputs: %v", b.Name(), err)
 	}
-	dev, err := deviceOptionArg(devV)
+	dev, err := protoarg.DeviceOption(devV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: device: %v", b.Name(), err)
 	}
@@ -375,7 +382,7 @@ func dpmExtractPredictorNet(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	return starlark.Tuple{NewNet(net), stringList(export)}, nil
+	return starlark.Tuple{core.NewNet(net), convert.StringList(export)}, nil
 }
 
 func dpmLearningRateBlobNames(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -383,7 +390,7 @@ func dpmLearningRateBlobNames(_ *starlark.Thread, b *starlark.Builtin, args star
 	if err != nil {
 		return nil, err
 	}
-	return stringList(p.LearningRateBlobNames()), nil
+	return convert.StringList(p.LearningRateBlobNames()), nil
 }
 
 func dpmGetDevices(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

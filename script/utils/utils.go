@@ -1,4 +1,4 @@
-package script
+package utils
 
 import (
 	"fmt"
@@ -11,27 +11,32 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/mnist"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/ndarray"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
+	"github.com/caffe2go/caffe2go/script/np"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-var utilsModule = (&moduleSpec{
-	name: "utils",
-	doc:  "utils: helpers from Caffe2's caffe2.python.utils.",
-	funcs: []fn{
-		{"MakeArgument", "MakeArgument(key, value)\n\nReturns an Argument: a float sets f, an int or bool i, a string or bytes s, a NetDef n,\na list of floats floats, of ints ints, of strings strings, of NetDefs nets; a float32 array floats.\nNone and mixed lists are errors.", utilsMakeArgument},
-		{"ArgsToDict", "ArgsToDict(args)\n\nReturns a dict argument name -> value of a list of Arguments (such as op.arg).", utilsArgsToDict},
-		{"Caffe2TensorToNumpyArray", "Caffe2TensorToNumpyArray(tensor)\n\nReturns the ndarray a TensorProto holds.", utilsTensorToArray},
-		{"NumpyArrayToCaffe2Tensor", "NumpyArrayToCaffe2Tensor(arr, name=None)\n\nReturns a TensorProto holding arr.", utilsArrayToTensor},
-		{"make_mnist_db", "make_mnist_db(image_file, label_file, output_file, db=\"badger\")\n\n" +
+// Module is the utils module.
+var Module = binding.NewModule(binding.ModuleSpec{
+	Name: "utils",
+	Doc:  "utils: helpers from Caffe2's caffe2.python.utils.",
+	Funcs: []binding.Fn{
+		{Name: "MakeArgument", Doc: "MakeArgument(key, value)\n\nReturns an Argument: a float sets f, an int or bool i, a string or bytes s, a NetDef n,\na list of floats floats, of ints ints, of strings strings, of NetDefs nets; a float32 array floats.\nNone and mixed lists are errors.", Body: utilsMakeArgument},
+		{Name: "ArgsToDict", Doc: "ArgsToDict(args)\n\nReturns a dict argument name -> value of a list of Arguments (such as op.arg).", Body: utilsArgsToDict},
+		{Name: "Caffe2TensorToNumpyArray", Doc: "Caffe2TensorToNumpyArray(tensor)\n\nReturns the ndarray a TensorProto holds.", Body: utilsTensorToArray},
+		{Name: "NumpyArrayToCaffe2Tensor", Doc: "NumpyArrayToCaffe2Tensor(arr, name=None)\n\nReturns a TensorProto holding arr.", Body: utilsArrayToTensor},
+		{Name: "make_mnist_db", Doc: "make_mnist_db(image_file, label_file, output_file, db=\"badger\")\n\n" +
 			"Caffe2's make_mnist_db tool (with --channel_first) as a function: converts the MNIST idx files\n" +
 			"(gzip-compressed or not) into a new DB of type db at output_file (relative to the workspace's\n" +
 			"root folder, as CreateDB resolves it) and returns the number of records. Record i holds the\n" +
 			"image, a uint8 [1, 28, 28] tensor, and its int32 label: brew.db_input(model, [\"data_uint8\",\n" +
-			"\"label\"], batch_size, output_file, db) reads them back in batches.", utilsMakeMNISTDB},
+			"\"label\"], batch_size, output_file, db) reads them back in batches.", Body: utilsMakeMNISTDB},
 	},
-}).register()
-
-func unmarshalProto(b []byte, m proto.Message) error { return proto.Unmarshal(b, m) }
+})
 
 func utilsMakeArgument(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var key string
@@ -39,11 +44,11 @@ func utilsMakeArgument(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "key", &key, "value", &v); err != nil {
 		return nil, err
 	}
-	arg, err := makeArgument(key, v)
+	arg, err := protoarg.MakeArgument(key, v)
 	if err != nil {
 		return nil, err
 	}
-	return NewMessage(arg), nil
+	return caffe2pb2.NewMessage(arg), nil
 }
 
 // argValue returns the value an Argument holds, as Caffe2's ArgsToDict
@@ -52,7 +57,7 @@ func utilsMakeArgument(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 func argValue(a *netdef.Argument) starlark.Value {
 	switch {
 	case a.F != nil:
-		return float32Value(a.GetF())
+		return convert.Float32Value(a.GetF())
 	case a.I != nil:
 		return starlark.MakeInt64(a.GetI())
 	case a.S != nil:
@@ -60,7 +65,7 @@ func argValue(a *netdef.Argument) starlark.Value {
 	case len(a.Floats) > 0:
 		vals := make([]starlark.Value, len(a.Floats))
 		for i, f := range a.Floats {
-			vals[i] = float32Value(f)
+			vals[i] = convert.Float32Value(f)
 		}
 		return starlark.NewList(vals)
 	case len(a.Ints) > 0:
@@ -76,11 +81,11 @@ func argValue(a *netdef.Argument) starlark.Value {
 		}
 		return starlark.NewList(vals)
 	case a.N != nil:
-		return NewMessage(proto.Clone(a.N))
+		return caffe2pb2.NewMessage(proto.Clone(a.N))
 	case len(a.Nets) > 0:
 		vals := make([]starlark.Value, len(a.Nets))
 		for i, n := range a.Nets {
-			vals[i] = NewMessage(proto.Clone(n))
+			vals[i] = caffe2pb2.NewMessage(proto.Clone(n))
 		}
 		return starlark.NewList(vals)
 	}
@@ -92,7 +97,7 @@ func utilsArgsToDict(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "args", &v); err != nil {
 		return nil, err
 	}
-	list, err := argumentList(v)
+	list, err := protoarg.Arguments(v)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -106,7 +111,7 @@ func utilsArgsToDict(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 }
 
 func utilsTensorToArray(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var m *Message
+	var m *caffe2pb2.Message
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "tensor", &m); err != nil {
 		return nil, err
 	}
@@ -118,7 +123,7 @@ func utilsTensorToArray(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err != nil {
 		return nil, err
 	}
-	return &Array{t: t}, nil
+	return np.NewArray(t), nil
 }
 
 func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -127,7 +132,7 @@ func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "arr", &arr, "name?", &name); err != nil {
 		return nil, err
 	}
-	t, err := arrayArg(b.Name(), arr)
+	t, err := ndarray.TensorArg(b.Name(), arr)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +144,7 @@ func utilsArrayToTensor(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if name == "" {
 		p.Name = nil
 	}
-	return NewMessage(p), nil
+	return caffe2pb2.NewMessage(p), nil
 }
 
 func utilsMakeMNISTDB(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -1,4 +1,4 @@
-package script
+package core
 
 import (
 	"fmt"
@@ -9,37 +9,42 @@ import (
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
 )
 
-var coreModule = (&moduleSpec{
-	name: "core",
-	doc: "core: graph building, as Caffe2's caffe2.python.core.\n\n" +
+// Module is the core module.
+var Module = binding.NewModule(binding.ModuleSpec{
+	Name: "core",
+	Doc: "core: graph building, as Caffe2's caffe2.python.core.\n\n" +
 		"Caffe2's `with core.DeviceScope(opt):` and `with core.NameScope(\"p\"):` blocks are\n" +
 		"calls here that take the block as a callable: core.DeviceScope(opt, lambda: ...),\n" +
 		"also spelled with_device(opt, fn) and with_namescope(prefix, fn).",
-	funcs: []fn{
-		{"DeviceOption", "DeviceOption(device_type, device_id=0, random_seed=None, node_name=None, numa_node_id=None, extra_info=None)\n\nReturns a DeviceOption (cuda_gpu_id is accepted for device_id).", coreDeviceOption},
-		{"DeviceScope", "DeviceScope(scope, fn, node_name=None)\n\nCalls fn() with scope (a DeviceOption, or None with a node_name) as the current device scope;\nreturns fn's result.", coreDeviceScope},
-		{"with_device", "with_device(scope, fn, node_name=None)\n\nThe same as core.DeviceScope.", coreDeviceScope},
-		{"NameScope", "NameScope(prefix, fn, reset=False)\n\nCalls fn() with prefix appended to the current name scope (replacing it with reset);\nreturns fn's result.", coreNameScope},
-		{"with_namescope", "with_namescope(prefix, fn, reset=False)\n\nThe same as core.NameScope.", coreNameScope},
-		{"EmptyDeviceScope", "EmptyDeviceScope(fn)\n\nCalls fn() with no device scope; returns fn's result.", coreEmptyDeviceScope},
-		{"CurrentNameScope", "CurrentNameScope()\n\nReturns the current name scope (\"\" or \"a/b/\").", coreCurrentNameScope},
-		{"CurrentDeviceScope", "CurrentDeviceScope()\n\nReturns the current device scope's DeviceOption, or None.", coreCurrentDeviceScope},
-		{"ScopedName", "ScopedName(name)\n\nReturns name with the current name scope prepended.", coreScopedName},
-		{"ScopedBlobReference", "ScopedBlobReference(name, net=None)\n\nReturns a BlobReference to name in the current name scope.", coreBlobReference(true)},
-		{"BlobReference", "BlobReference(name, net=None)\n\nReturns a BlobReference to name (no name scope added).", coreBlobReference(false)},
-		{"GradientSlice", "GradientSlice(indices, values)\n\nReturns a sparse gradient naming its indices and values blobs.", coreGradientSlice},
-		{"device_option_equal", "device_option_equal(opt1, opt2, ignore_node_name=True, ignore_random_seed=True)\n\nReports whether two DeviceOptions name the same device (CPU ids are not compared).", coreDeviceOptionEqual},
-		{"IsOperator", "IsOperator(op_type)\n\nReports whether an operator type is registered.", coreIsOperator},
-		{"IsOperatorWithEngine", "IsOperatorWithEngine(op_type, engine)\n\nReports whether an operator type is registered with an engine.", coreIsOperatorWithEngine},
-		{"CreateOperator", "CreateOperator(operator_type, inputs, outputs, name='', control_input=None, device_option=None, arg=None, engine=None, **kwargs)\n\nReturns an OperatorDef: names get the current name scope, the device option defaults to the\ncurrent device scope, and other keywords become arguments (utils.MakeArgument).", coreCreateOperator},
-		{"Net", "Net(name_or_proto)\n\nReturns a net builder: a new empty net (its name made process-unique), or a copy of a NetDef.", coreNet},
-		{"ExecutionStep", "ExecutionStep(name, nets=None, num_iter=None)\n\nReturns an execution-step builder that runs nets (a Net or a list of Nets).", coreExecutionStep},
-		{"execution_step", "execution_step(default_name, steps_or_nets, num_iter=None, report_net=None, report_interval=None,\n               concurrent_substeps=None, should_stop_blob=None, only_once=None,\n               num_concurrent_instances=None, create_workspace=False, run_every_ms=None)\n\nReturns an ExecutionStep running a net, a step, or a list of either, with the given settings;\nnum_iter defaults to 1 when there is no should_stop_blob.", coreExecutionStepHelper},
-		{"Plan", "Plan(name_or_step)\n\nReturns a plan builder: an empty plan, or one running a step.", corePlan},
+	Funcs: []binding.Fn{
+		{Name: "DeviceOption", Doc: "DeviceOption(device_type, device_id=0, random_seed=None, node_name=None, numa_node_id=None, extra_info=None)\n\nReturns a DeviceOption (cuda_gpu_id is accepted for device_id).", Body: coreDeviceOption},
+		{Name: "DeviceScope", Doc: "DeviceScope(scope, fn, node_name=None)\n\nCalls fn() with scope (a DeviceOption, or None with a node_name) as the current device scope;\nreturns fn's result.", Body: coreDeviceScope},
+		{Name: "with_device", Doc: "with_device(scope, fn, node_name=None)\n\nThe same as core.DeviceScope.", Body: coreDeviceScope},
+		{Name: "NameScope", Doc: "NameScope(prefix, fn, reset=False)\n\nCalls fn() with prefix appended to the current name scope (replacing it with reset);\nreturns fn's result.", Body: coreNameScope},
+		{Name: "with_namescope", Doc: "with_namescope(prefix, fn, reset=False)\n\nThe same as core.NameScope.", Body: coreNameScope},
+		{Name: "EmptyDeviceScope", Doc: "EmptyDeviceScope(fn)\n\nCalls fn() with no device scope; returns fn's result.", Body: coreEmptyDeviceScope},
+		{Name: "CurrentNameScope", Doc: "CurrentNameScope()\n\nReturns the current name scope (\"\" or \"a/b/\").", Body: CurrentNameScope},
+		{Name: "CurrentDeviceScope", Doc: "CurrentDeviceScope()\n\nReturns the current device scope's DeviceOption, or None.", Body: coreCurrentDeviceScope},
+		{Name: "ScopedName", Doc: "ScopedName(name)\n\nReturns name with the current name scope prepended.", Body: coreScopedName},
+		{Name: "ScopedBlobReference", Doc: "ScopedBlobReference(name, net=None)\n\nReturns a BlobReference to name in the current name scope.", Body: coreBlobReference(true)},
+		{Name: "BlobReference", Doc: "BlobReference(name, net=None)\n\nReturns a BlobReference to name (no name scope added).", Body: coreBlobReference(false)},
+		{Name: "GradientSlice", Doc: "GradientSlice(indices, values)\n\nReturns a sparse gradient naming its indices and values blobs.", Body: coreGradientSlice},
+		{Name: "device_option_equal", Doc: "device_option_equal(opt1, opt2, ignore_node_name=True, ignore_random_seed=True)\n\nReports whether two DeviceOptions name the same device (CPU ids are not compared).", Body: coreDeviceOptionEqual},
+		{Name: "IsOperator", Doc: "IsOperator(op_type)\n\nReports whether an operator type is registered.", Body: coreIsOperator},
+		{Name: "IsOperatorWithEngine", Doc: "IsOperatorWithEngine(op_type, engine)\n\nReports whether an operator type is registered with an engine.", Body: coreIsOperatorWithEngine},
+		{Name: "CreateOperator", Doc: "CreateOperator(operator_type, inputs, outputs, name='', control_input=None, device_option=None, arg=None, engine=None, **kwargs)\n\nReturns an OperatorDef: names get the current name scope, the device option defaults to the\ncurrent device scope, and other keywords become arguments (utils.MakeArgument).", Body: coreCreateOperator},
+		{Name: "Net", Doc: "Net(name_or_proto)\n\nReturns a net builder: a new empty net (its name made process-unique), or a copy of a NetDef.", Body: coreNet},
+		{Name: "ExecutionStep", Doc: "ExecutionStep(name, nets=None, num_iter=None)\n\nReturns an execution-step builder that runs nets (a Net or a list of Nets).", Body: coreExecutionStep},
+		{Name: "execution_step", Doc: "execution_step(default_name, steps_or_nets, num_iter=None, report_net=None, report_interval=None,\n               concurrent_substeps=None, should_stop_blob=None, only_once=None,\n               num_concurrent_instances=None, create_workspace=False, run_every_ms=None)\n\nReturns an ExecutionStep running a net, a step, or a list of either, with the given settings;\nnum_iter defaults to 1 when there is no should_stop_blob.", Body: coreExecutionStepHelper},
+		{Name: "Plan", Doc: "Plan(name_or_step)\n\nReturns a plan builder: an empty plan, or one running a step.", Body: corePlan},
 	},
-	values: func() starlark.StringDict {
+	Values: func() starlark.StringDict {
 		dataTypes := starlark.StringDict{}
 		for name, v := range netdef.TensorProto_DataType_value {
 			dataTypes[name] = starlark.MakeInt(int(v))
@@ -48,10 +53,10 @@ var coreModule = (&moduleSpec{
 			"CPU":           starlark.MakeInt(int(netdef.CPU)),
 			"CUDA":          starlark.MakeInt(int(netdef.CUDA)),
 			"GpuDeviceType": starlark.MakeInt(int(netdef.CUDA)),
-			"DataType":      structOf("DataType", dataTypes),
+			"DataType":      convert.StructOf("DataType", dataTypes),
 		}
 	},
-}).register()
+})
 
 func coreDeviceOption(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	for i, kv := range kwargs {
@@ -67,7 +72,7 @@ func coreDeviceOption(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	}
 	opt := netdef.NewDeviceOption(netdef.DeviceType(typ), int32(id))
 	if seed != starlark.None {
-		s, ok := intOf(seed)
+		s, ok := convert.IntOf(seed)
 		if !ok || s < 0 || s > 1<<32-1 {
 			return nil, fmt.Errorf("%s: random_seed must be a non-negative int, got %s", b.Name(), seed)
 		}
@@ -81,20 +86,20 @@ func coreDeviceOption(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		opt.NodeName = proto.String(s)
 	}
 	if numa != starlark.None {
-		n, ok := intOf(numa)
+		n, ok := convert.IntOf(numa)
 		if !ok {
 			return nil, fmt.Errorf("%s: numa_node_id must be an int, got %s", b.Name(), numa.Type())
 		}
 		opt.NumaNodeId = proto.Int32(int32(n))
 	}
 	if extra != starlark.None {
-		names, err := blobNames(extra)
+		names, err := convert.BlobNames(extra)
 		if err != nil {
 			return nil, fmt.Errorf("%s: extra_info must be a list of strings", b.Name())
 		}
 		opt.ExtraInfo = names
 	}
-	return NewMessage(opt), nil
+	return caffe2pb2.NewMessage(opt), nil
 }
 
 // callIn calls fn with s as the process-wide current scope.
@@ -112,7 +117,7 @@ func coreDeviceScope(thread *starlark.Thread, b *starlark.Builtin, args starlark
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "scope", &scopeV, "fn", &fnV, "node_name?", &node); err != nil {
 		return nil, err
 	}
-	opt, err := deviceOptionArg(scopeV)
+	opt, err := protoarg.DeviceOption(scopeV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -144,7 +149,7 @@ func coreNameScope(thread *starlark.Thread, b *starlark.Builtin, args starlark.T
 	}
 	prefix := ""
 	if prefixV != starlark.None {
-		p, err := blobName(prefixV)
+		p, err := convert.BlobName(prefixV)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -166,22 +171,24 @@ func coreEmptyDeviceScope(thread *starlark.Thread, b *starlark.Builtin, args sta
 	return callIn(thread, devicescope.Current().WithoutDevice(), fnV)
 }
 
-func coreCurrentNameScope(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+// CurrentNameScope is core.CurrentNameScope, which workspace.GetNameScope
+// shares: it returns the current name scope.
+func CurrentNameScope(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.String(devicescope.Current().Name()), nil
 }
 
 func coreCurrentDeviceScope(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	opt := devicescope.Current().Device()
 	if opt == nil {
 		return starlark.None, nil
 	}
-	return NewMessage(opt), nil
+	return caffe2pb2.NewMessage(opt), nil
 }
 
 func coreScopedName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -189,20 +196,20 @@ func coreScopedName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &v); err != nil {
 		return nil, err
 	}
-	name, err := blobName(v)
+	name, err := convert.BlobName(v)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.String(devicescope.Current().Scoped(name)), nil
 }
 
-func coreBlobReference(scoped bool) builtinFunc {
+func coreBlobReference(scoped bool) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var v, netV starlark.Value = nil, starlark.None
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &v, "net?", &netV); err != nil {
 			return nil, err
 		}
-		name, err := blobName(v)
+		name, err := convert.BlobName(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -226,11 +233,11 @@ func coreGradientSlice(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "indices", &iv, "values", &vv); err != nil {
 		return nil, err
 	}
-	i, err := blobName(iv)
+	i, err := convert.BlobName(iv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: indices: %v", b.Name(), err)
 	}
-	v, err := blobName(vv)
+	v, err := convert.BlobName(vv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: values: %v", b.Name(), err)
 	}
@@ -243,11 +250,11 @@ func coreDeviceOptionEqual(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "opt1", &av, "opt2", &bv, "ignore_node_name?", &ignoreNode, "ignore_random_seed?", &ignoreSeed); err != nil {
 		return nil, err
 	}
-	x, err := deviceOptionArg(av)
+	x, err := protoarg.DeviceOption(av)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	y, err := deviceOptionArg(bv)
+	y, err := protoarg.DeviceOption(bv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -313,7 +320,7 @@ func coreCreateOperator(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	return NewMessage(op), nil
+	return caffe2pb2.NewMessage(op), nil
 }
 
 func coreNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -324,187 +331,15 @@ func coreNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	if s, ok := starlark.AsString(v); ok {
 		return &Net{net: netdef.NewNet(s)}, nil
 	}
-	if def, ok := netDefOf(v); ok {
+	if def, ok := protoarg.NetDef(v); ok {
 		return &Net{net: netdef.NetFromProto(def)}, nil
 	}
 	return nil, fmt.Errorf("%s: want a name or a NetDef, got %s", b.Name(), v.Type())
 }
 
-// Step is the Starlark value of an execution-step builder (Caffe2's
-// core.ExecutionStep).
-type Step struct {
-	step *netdef.Step
-}
-
-var _ starlark.HasAttrs = (*Step)(nil)
-
-// String returns the step's name.
-func (s *Step) String() string { return s.step.Name() }
-
-// Type returns "ExecutionStep".
-func (s *Step) Type() string { return "ExecutionStep" }
-
-// Freeze does nothing: steps stay editable, like Caffe2's.
-func (s *Step) Freeze() {}
-
-// Truth reports true.
-func (s *Step) Truth() starlark.Bool { return true }
-
-// Hash hashes the step's name.
-func (s *Step) Hash() (uint32, error) { return starlark.String(s.step.Name()).Hash() }
-
-var stepMethods = newMethodTable("ExecutionStep",
-	"ExecutionStep: an execution-step builder; setters return the step.",
-	[]fn{
-		{"Name", "Name()\n\nReturns the step's name.", stepName},
-		{"Proto", "Proto()\n\nReturns the live ExecutionStep message.", stepProto},
-		{"SetIter", "SetIter(num_iter)\n\nSets the number of iterations.", stepSetInt("SetIter")},
-		{"SetShouldStopBlob", "SetShouldStopBlob(should_stop_blob)\n\nLoops until the named scalar bool blob is true.", stepSetShouldStop},
-		{"SetOnlyOnce", "SetOnlyOnce(only_once)\n\nWith a should-stop blob, runs the children once.", stepSetBool("SetOnlyOnce")},
-		{"SetConcurrentSubsteps", "SetConcurrentSubsteps(concurrent_substeps)\n\nRuns the substeps concurrently.", stepSetBool("SetConcurrentSubsteps")},
-		{"SetCreateWorkspace", "SetCreateWorkspace(create_workspace)\n\nRuns each iteration in a fresh child workspace.", stepSetBool("SetCreateWorkspace")},
-		{"SetNumConcurrentInstances", "SetNumConcurrentInstances(num_concurrent_instances)\n\nRuns that many copies of the children concurrently.", stepSetInt("SetNumConcurrentInstances")},
-		{"RunEveryMillis", "RunEveryMillis(interval)\n\nAs a substep, runs every interval milliseconds beside its siblings.", stepSetInt("RunEveryMillis")},
-		{"SetReportNet", "SetReportNet(report_net, report_interval)\n\nSets the (deprecated) report net, run every report_interval seconds.", stepSetReportNet},
-		{"AddNet", "AddNet(net)\n\nAppends a net to run.", stepAddNet},
-		{"AddSubstep", "AddSubstep(substep)\n\nAppends a copy of a substep.", stepAddSubstep},
-		{"HasNets", "HasNets()\n\nReports whether the step runs nets.", stepHas(true)},
-		{"HasSubsteps", "HasSubsteps()\n\nReports whether the step runs substeps.", stepHas(false)},
-	})
-
-// Attr returns a method.
-func (s *Step) Attr(name string) (starlark.Value, error) { return stepMethods.bind(name, s), nil }
-
-// AttrNames lists the methods.
-func (s *Step) AttrNames() []string { return stepMethods.names() }
-
-func stepName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return starlark.String(b.Receiver().(*Step).step.Name()), nil
-}
-
-func stepProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return NewMessage(b.Receiver().(*Step).step.Proto()), nil
-}
-
-func stepSetInt(name string) builtinFunc {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		var n int64
-		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &n); err != nil {
-			return nil, err
-		}
-		s := b.Receiver().(*Step)
-		switch name {
-		case "SetIter":
-			s.step.SetIter(n)
-		case "SetNumConcurrentInstances":
-			s.step.SetNumConcurrentInstances(int32(n))
-		default:
-			s.step.RunEveryMillis(n)
-		}
-		return s, nil
-	}
-}
-
-func stepSetBool(name string) builtinFunc {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		v := true
-		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0, &v); err != nil {
-			return nil, err
-		}
-		s := b.Receiver().(*Step)
-		switch name {
-		case "SetOnlyOnce":
-			s.step.SetOnlyOnce(v)
-		case "SetConcurrentSubsteps":
-			s.step.SetConcurrentSubsteps(v)
-		default:
-			s.step.SetCreateWorkspace(v)
-		}
-		return s, nil
-	}
-}
-
-func stepSetShouldStop(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var v starlark.Value
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &v); err != nil {
-		return nil, err
-	}
-	name, err := blobName(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
-	}
-	s := b.Receiver().(*Step)
-	s.step.SetShouldStopBlob(name)
-	return s, nil
-}
-
-func stepSetReportNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var netV starlark.Value
-	var interval int
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "report_net", &netV, "report_interval", &interval); err != nil {
-		return nil, err
-	}
-	def, ok := netDefOf(netV)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a Net, got %s", b.Name(), netV.Type())
-	}
-	s := b.Receiver().(*Step)
-	if err := s.step.SetReportNet(def, int32(interval)); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func stepAddNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var netV starlark.Value
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &netV); err != nil {
-		return nil, err
-	}
-	def, ok := netDefOf(netV)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a Net, got %s", b.Name(), netV.Type())
-	}
-	s := b.Receiver().(*Step)
-	if err := s.step.AddNet(def); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func stepAddSubstep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var sub *Step
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &sub); err != nil {
-		return nil, err
-	}
-	s := b.Receiver().(*Step)
-	if err := s.step.AddSubstep(sub.step); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func stepHas(nets bool) builtinFunc {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		if err := noArgs(b, args, kwargs); err != nil {
-			return nil, err
-		}
-		s := b.Receiver().(*Step)
-		if nets {
-			return starlark.Bool(s.step.HasNets()), nil
-		}
-		return starlark.Bool(s.step.HasSubsteps()), nil
-	}
-}
-
 // netList reads one net or a list of nets.
 func netList(v starlark.Value) ([]*netdef.NetDef, error) {
-	if def, ok := netDefOf(v); ok {
+	if def, ok := protoarg.NetDef(v); ok {
 		return []*netdef.NetDef{def}, nil
 	}
 	seq, ok := v.(starlark.Indexable)
@@ -513,7 +348,7 @@ func netList(v starlark.Value) ([]*netdef.NetDef, error) {
 	}
 	out := make([]*netdef.NetDef, seq.Len())
 	for i := range out {
-		def, ok := netDefOf(seq.Index(i))
+		def, ok := protoarg.NetDef(seq.Index(i))
 		if !ok {
 			return nil, fmt.Errorf("want a Net or a list of Nets, got a %s element", seq.Index(i).Type())
 		}
@@ -537,7 +372,7 @@ func coreExecutionStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	s := netdef.NewExecutionStep(name, nets...)
 	if iter != starlark.None {
-		n, ok := intOf(iter)
+		n, ok := convert.IntOf(iter)
 		if !ok {
 			return nil, fmt.Errorf("%s: num_iter must be an int", b.Name())
 		}
@@ -560,14 +395,14 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 	s := netdef.NewExecutionStep(name)
 	fail := func(err error) (starlark.Value, error) { return nil, fmt.Errorf("%s: %v", b.Name(), err) }
 	if stop != starlark.None {
-		blobN, err := blobName(stop)
+		blobN, err := convert.BlobName(stop)
 		if err != nil {
 			return fail(err)
 		}
 		s.SetShouldStopBlob(blobN)
 	}
 	if iter != starlark.None {
-		n, ok := intOf(iter)
+		n, ok := convert.IntOf(iter)
 		if !ok {
 			return fail(fmt.Errorf("num_iter must be an int"))
 		}
@@ -582,7 +417,7 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 		s.SetConcurrentSubsteps(bool(concurrent.Truth()))
 	}
 	if instances != starlark.None {
-		n, ok := intOf(instances)
+		n, ok := convert.IntOf(instances)
 		if !ok {
 			return fail(fmt.Errorf("num_concurrent_instances must be an int"))
 		}
@@ -592,18 +427,18 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 		s.SetCreateWorkspace(true)
 	}
 	if every != starlark.None {
-		n, ok := intOf(every)
+		n, ok := convert.IntOf(every)
 		if !ok {
 			return fail(fmt.Errorf("run_every_ms must be an int"))
 		}
 		s.RunEveryMillis(n)
 	}
 	if reportNet != starlark.None {
-		def, ok := netDefOf(reportNet)
+		def, ok := protoarg.NetDef(reportNet)
 		if !ok {
 			return fail(fmt.Errorf("report_net must be a Net"))
 		}
-		interval, _ := intOf(reportInterval)
+		interval, _ := convert.IntOf(reportInterval)
 		if err := s.SetReportNet(def, int32(interval)); err != nil {
 			return fail(err)
 		}
@@ -611,7 +446,7 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 	var items []starlark.Value
 	switch x := what.(type) {
 	case *starlark.List, starlark.Tuple:
-		items = iterValues(x.(starlark.Indexable))
+		items = convert.IterValues(x.(starlark.Indexable))
 	default:
 		items = []starlark.Value{what}
 	}
@@ -622,7 +457,7 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 			}
 			continue
 		}
-		def, ok := netDefOf(it)
+		def, ok := protoarg.NetDef(it)
 		if !ok {
 			return fail(fmt.Errorf("steps_or_nets must hold ExecutionSteps or Nets, got %s", it.Type()))
 		}
@@ -632,43 +467,6 @@ func coreExecutionStepHelper(_ *starlark.Thread, b *starlark.Builtin, args starl
 	}
 	return &Step{step: s}, nil
 }
-
-// Plan is the Starlark value of a plan builder (Caffe2's core.Plan).
-type Plan struct {
-	plan *netdef.Plan
-}
-
-var _ starlark.HasAttrs = (*Plan)(nil)
-
-// String returns the plan's name.
-func (p *Plan) String() string { return p.plan.Name() }
-
-// Type returns "Plan".
-func (p *Plan) Type() string { return "Plan" }
-
-// Freeze does nothing: plans stay editable, like Caffe2's.
-func (p *Plan) Freeze() {}
-
-// Truth reports true.
-func (p *Plan) Truth() starlark.Bool { return true }
-
-// Hash hashes the plan's name.
-func (p *Plan) Hash() (uint32, error) { return starlark.String(p.plan.Name()).Hash() }
-
-var planMethods = newMethodTable("Plan",
-	"Plan: a plan builder holding steps and the nets they use.",
-	[]fn{
-		{"Name", "Name()\n\nReturns the plan's name.", planName},
-		{"Proto", "Proto()\n\nReturns the live PlanDef.", planProto},
-		{"AddStep", "AddStep(step)\n\nAppends a copy of a step and adds the nets it uses.", planAddStep},
-		{"AddNets", "AddNets(nets)\n\nAdds nets (a Net or a list) to the plan's network list.", planAddNets},
-	})
-
-// Attr returns a method.
-func (p *Plan) Attr(name string) (starlark.Value, error) { return planMethods.bind(name, p), nil }
-
-// AttrNames lists the methods.
-func (p *Plan) AttrNames() []string { return planMethods.names() }
 
 func corePlan(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
@@ -687,44 +485,4 @@ func corePlan(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, fmt.Errorf("%s: want a name or an ExecutionStep, got %s", b.Name(), v.Type())
 	}
 	return &Plan{plan: netdef.NewPlan(name)}, nil
-}
-
-func planName(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return starlark.String(b.Receiver().(*Plan).plan.Name()), nil
-}
-
-func planProto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return NewMessage(b.Receiver().(*Plan).plan.Proto()), nil
-}
-
-func planAddStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var s *Step
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &s); err != nil {
-		return nil, err
-	}
-	if err := b.Receiver().(*Plan).plan.AddStep(s.step); err != nil {
-		return nil, err
-	}
-	return starlark.None, nil
-}
-
-func planAddNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var v starlark.Value
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &v); err != nil {
-		return nil, err
-	}
-	nets, err := netList(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
-	}
-	if err := b.Receiver().(*Plan).plan.AddNets(nets...); err != nil {
-		return nil, err
-	}
-	return starlark.None, nil
 }

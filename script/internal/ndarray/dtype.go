@@ -1,45 +1,47 @@
-package script
+package ndarray
 
 import (
 	"fmt"
 	"math"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/syntax"
 
 	"github.com/caffe2go/caffe2go/blob"
 )
 
-// dtypeKind groups element types the way NumPy's type promotion does.
-type dtypeKind int
+// Kind groups element types the way NumPy's type promotion does.
+type Kind int
 
+// The kinds, in the order of promotion: a kind later in the list holds the
+// values of the ones before it.
 const (
-	kindBool dtypeKind = iota
-	kindUint
-	kindInt
-	kindFloat
-	kindString
+	KindBool Kind = iota
+	KindUint
+	KindInt
+	KindFloat
+	KindString
 )
 
-func kindOf(dt blob.DataType) dtypeKind {
+// KindOf returns the kind of an element type (KindString for strings).
+func KindOf(dt blob.DataType) Kind {
 	switch dt {
 	case blob.Bool:
-		return kindBool
+		return KindBool
 	case blob.Uint8, blob.Uint16:
-		return kindUint
+		return KindUint
 	case blob.Int8, blob.Int16, blob.Int32, blob.Int64:
-		return kindInt
+		return KindInt
 	case blob.Float16, blob.Float32, blob.Float64:
-		return kindFloat
+		return KindFloat
 	}
-	return kindString
+	return KindString
 }
 
-// dtypes lists the NumPy names of the element types, in the order np shows
+// DTypes lists the NumPy names of the element types, in the order np shows
 // them.
-var dtypes = []struct {
-	name string
-	dt   blob.DataType
+var DTypes = []struct {
+	Name string
+	Type blob.DataType
 }{
 	{"bool", blob.Bool},
 	{"int8", blob.Int8},
@@ -61,98 +63,34 @@ var dtypeAliases = map[string]blob.DataType{
 	"bytes": blob.String, "object_": blob.String,
 }
 
-func dtypeName(dt blob.DataType) string {
-	for _, d := range dtypes {
-		if d.dt == dt {
-			return d.name
+// DTypeName returns NumPy's name of an element type.
+func DTypeName(dt blob.DataType) string {
+	for _, d := range DTypes {
+		if d.Type == dt {
+			return d.Name
 		}
 	}
 	return dt.String()
 }
 
-// DType is a NumPy-style element type value (np.float32, x.dtype). Calling
-// it converts a number or an array to that type.
-type DType struct{ dt blob.DataType }
-
-var (
-	_ starlark.Callable   = DType{}
-	_ starlark.Comparable = DType{}
-	_ starlark.HasAttrs   = DType{}
-)
-
-// String returns the NumPy name ("float32").
-func (d DType) String() string { return dtypeName(d.dt) }
-
-// Type returns "dtype".
-func (d DType) Type() string { return "dtype" }
-
-// Freeze does nothing: dtypes are immutable.
-func (d DType) Freeze() {}
-
-// Truth reports true.
-func (d DType) Truth() starlark.Bool { return true }
-
-// Hash hashes the type's name.
-func (d DType) Hash() (uint32, error) { return starlark.String(d.String()).Hash() }
-
-// Name returns the NumPy name, for Callable.
-func (d DType) Name() string { return d.String() }
-
-// CompareSameType compares two dtypes (== and != only).
-func (d DType) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
-	eq := d.dt == y.(DType).dt
-	switch op {
-	case syntax.EQL:
-		return eq, nil
-	case syntax.NEQ:
-		return !eq, nil
-	}
-	return false, fmt.Errorf("dtype %s dtype not implemented", op)
+// A DTypeValue is a Starlark value that names an element type: np's dtype.
+type DTypeValue interface {
+	starlark.Value
+	DataType() blob.DataType
 }
 
-// Attr returns name or itemsize.
-func (d DType) Attr(name string) (starlark.Value, error) {
-	switch name {
-	case "name":
-		return starlark.String(d.String()), nil
-	case "itemsize":
-		return starlark.MakeInt(d.dt.ItemSize()), nil
-	}
-	return nil, nil
-}
-
-// AttrNames lists name and itemsize.
-func (d DType) AttrNames() []string { return []string{"itemsize", "name"} }
-
-// CallInternal converts its argument: an array to an array of this type,
-// anything else (a number, a list) to a scalar or an array of this type.
-func (d DType) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var x starlark.Value = starlark.MakeInt(0)
-	if err := starlark.UnpackPositionalArgs(d.String(), args, kwargs, 0, &x); err != nil {
-		return nil, err
-	}
-	t, err := toTensor(x, d.dt, true)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", d, err)
-	}
-	if t.NumDims() == 0 {
-		return elemValue(t, 0), nil
-	}
-	return &Array{t: t}, nil
-}
-
-// dtypeOf interprets a dtype argument: a DType, a name ("float32"), or the
+// DTypeOf interprets a dtype argument: a DType, a name ("float32"), or the
 // built-ins float, int and bool. ok is false for None.
-func dtypeOf(v starlark.Value) (dt blob.DataType, ok bool, err error) {
+func DTypeOf(v starlark.Value) (dt blob.DataType, ok bool, err error) {
 	switch x := v.(type) {
 	case nil, starlark.NoneType:
 		return 0, false, nil
-	case DType:
-		return x.dt, true, nil
+	case DTypeValue:
+		return x.DataType(), true, nil
 	case starlark.String:
-		for _, d := range dtypes {
-			if d.name == string(x) {
-				return d.dt, true, nil
+		for _, d := range DTypes {
+			if d.Name == string(x) {
+				return d.Type, true, nil
 			}
 		}
 		if dt, ok := dtypeAliases[string(x)]; ok {
@@ -174,17 +112,17 @@ func dtypeOf(v starlark.Value) (dt blob.DataType, ok bool, err error) {
 	return 0, false, fmt.Errorf("data type %s not understood", v)
 }
 
-// floatsOf returns t's elements as float64s (booleans as 0 or 1).
-func floatsOf(t *blob.Tensor) []float64 {
+// FloatsOf returns t's elements as float64s (booleans as 0 or 1).
+func FloatsOf(t *blob.Tensor) []float64 {
 	if t.DataType() == blob.Float64 {
 		return blob.Data[float64](t)
 	}
 	return t.AsFloat64s()
 }
 
-// intsOf returns t's elements as int64s (floats truncated toward zero,
+// IntsOf returns t's elements as int64s (floats truncated toward zero,
 // booleans as 0 or 1); nil for strings.
-func intsOf(t *blob.Tensor) []int64 {
+func IntsOf(t *blob.Tensor) []int64 {
 	switch d := t.Raw().(type) {
 	case []int64:
 		return d
@@ -234,12 +172,12 @@ func floatToInt(f float64) int64 {
 	return int64(f)
 }
 
-// tensorFromFloats builds a tensor of type dt and the given shape from
+// TensorFromFloats builds a tensor of type dt and the given shape from
 // float64 values.
-func tensorFromFloats(dt blob.DataType, shape []int, vals []float64) (*blob.Tensor, error) {
+func TensorFromFloats(dt blob.DataType, shape []int, vals []float64) (*blob.Tensor, error) {
 	switch dt {
 	case blob.Float64:
-		return blob.FromSlice(vals, dims(shape)...)
+		return blob.FromSlice(vals, Dims(shape)...)
 	case blob.Float32:
 		return convertSlice(vals, shape, func(v float64) float32 { return float32(v) })
 	case blob.Float16:
@@ -257,15 +195,15 @@ func tensorFromFloats(dt blob.DataType, shape []int, vals []float64) (*blob.Tens
 		}
 		ints[i] = floatToInt(v)
 	}
-	return tensorFromInts(dt, shape, ints)
+	return TensorFromInts(dt, shape, ints)
 }
 
-// tensorFromInts builds a tensor of type dt from int64 values, wrapping
+// TensorFromInts builds a tensor of type dt from int64 values, wrapping
 // around on overflow as NumPy's casts do.
-func tensorFromInts(dt blob.DataType, shape []int, vals []int64) (*blob.Tensor, error) {
+func TensorFromInts(dt blob.DataType, shape []int, vals []int64) (*blob.Tensor, error) {
 	switch dt {
 	case blob.Int64:
-		return blob.FromSlice(vals, dims(shape)...)
+		return blob.FromSlice(vals, Dims(shape)...)
 	case blob.Int32:
 		return convertSlice(vals, shape, func(v int64) int32 { return int32(v) })
 	case blob.Int16:
@@ -293,37 +231,37 @@ func convertSlice[S, D blob.Element](vals []S, shape []int, conv func(S) D) (*bl
 	for i, v := range vals {
 		out[i] = conv(v)
 	}
-	return blob.FromSlice(out, dims(shape)...)
+	return blob.FromSlice(out, Dims(shape)...)
 }
 
-// astype converts t to dt (a copy, also when the type is the same).
-func astype(t *blob.Tensor, dt blob.DataType) (*blob.Tensor, error) {
-	src := kindOf(t.DataType())
+// Astype converts t to dt (a copy, also when the type is the same).
+func Astype(t *blob.Tensor, dt blob.DataType) (*blob.Tensor, error) {
+	src := KindOf(t.DataType())
 	switch {
 	case t.DataType() == dt:
 		return t.Clone(), nil
-	case src == kindString || dt == blob.String:
-		return nil, fmt.Errorf("cannot convert %s to %s", dtypeName(t.DataType()), dtypeName(dt))
-	case src == kindFloat:
-		return tensorFromFloats(dt, t.Shape(), floatsOf(t))
+	case src == KindString || dt == blob.String:
+		return nil, fmt.Errorf("cannot convert %s to %s", DTypeName(t.DataType()), DTypeName(dt))
+	case src == KindFloat:
+		return TensorFromFloats(dt, t.Shape(), FloatsOf(t))
 	}
-	return tensorFromInts(dt, t.Shape(), intsOf(t))
+	return TensorFromInts(dt, t.Shape(), IntsOf(t))
 }
 
-// promote returns the type NumPy gives the result of combining arrays of
+// Promote returns the type NumPy gives the result of combining arrays of
 // types a and b.
-func promote(a, b blob.DataType) blob.DataType {
+func Promote(a, b blob.DataType) blob.DataType {
 	if a == b {
 		return a
 	}
-	ka, kb := kindOf(a), kindOf(b)
-	if ka == kindString || kb == kindString {
+	ka, kb := KindOf(a), KindOf(b)
+	if ka == KindString || kb == KindString {
 		return blob.String
 	}
-	if ka == kindBool {
+	if ka == KindBool {
 		return b
 	}
-	if kb == kindBool {
+	if kb == KindBool {
 		return a
 	}
 	if ka > kb {
@@ -331,9 +269,9 @@ func promote(a, b blob.DataType) blob.DataType {
 	}
 	// Now kind(a) <= kind(b).
 	switch {
-	case kb == kindFloat && ka == kindFloat:
+	case kb == KindFloat && ka == KindFloat:
 		return floatOfSize(max(a.ItemSize(), b.ItemSize()))
-	case kb == kindFloat:
+	case kb == KindFloat:
 		// An integer of n bytes needs a float of 2n bytes to be exact.
 		return floatOfSize(max(b.ItemSize(), 2*a.ItemSize()))
 	case ka == kb:
@@ -369,25 +307,25 @@ func intOfSize(n int) blob.DataType {
 	return blob.Int64
 }
 
-// promoteScalar returns the result type of an array of type a combined with
+// PromoteScalar returns the result type of an array of type a combined with
 // a Python-style scalar of kind k: the scalar adopts the array's type unless
 // it is of a higher kind (NumPy 2's rules for Python scalars).
-func promoteScalar(a blob.DataType, k dtypeKind) blob.DataType {
-	ka := kindOf(a)
+func PromoteScalar(a blob.DataType, k Kind) blob.DataType {
+	ka := KindOf(a)
 	switch {
-	case ka == kindString || k == kindBool:
+	case ka == KindString || k == KindBool:
 		return a
-	case k == kindFloat && ka != kindFloat:
+	case k == KindFloat && ka != KindFloat:
 		return blob.Float64
-	case k == kindInt && ka == kindBool:
+	case k == KindInt && ka == KindBool:
 		return blob.Int64
 	}
 	return a
 }
 
-// dims returns shape, or an empty non-nil shape (a 0-d tensor) for nil:
+// Dims returns shape, or an empty non-nil shape (a 0-d tensor) for nil:
 // blob.FromSlice reads a nil shape as "1-D".
-func dims(shape []int) []int {
+func Dims(shape []int) []int {
 	if shape == nil {
 		return []int{}
 	}

@@ -1,4 +1,4 @@
-package script
+package ndarray
 
 import (
 	"math"
@@ -16,15 +16,15 @@ const (
 	printPrecision = 8
 )
 
-// formatArray renders t the way NumPy's str() does (sep " ", no prefix) or,
+// Format renders t the way NumPy's str() does (sep " ", no prefix) or,
 // with repr set, the way repr() does: array([...], dtype=...).
-func formatArray(t *blob.Tensor, repr bool) string {
+func Format(t *blob.Tensor, repr bool) string {
 	dims := t.Dims()
 	prefix, sep := "", " "
 	if repr {
 		prefix, sep = "array(", ", "
 	}
-	dtypeStr := "dtype=" + dtypeName(t.DataType()) + ")"
+	dtypeStr := "dtype=" + DTypeName(t.DataType()) + ")"
 	skipDtype := !repr || (t.Size() > 0 && (t.DataType() == blob.Float64 || t.DataType() == blob.Int64 || t.DataType() == blob.Bool))
 
 	if len(dims) == 0 {
@@ -42,7 +42,7 @@ func formatArray(t *blob.Tensor, repr bool) string {
 	if t.Size() == 0 {
 		body = "[]"
 		if repr && len(dims) != 1 {
-			body += ", shape=" + shapeString(dims)
+			body += ", shape=" + ShapeString(dims)
 		}
 	} else {
 		summarize := t.Size() > printThreshold
@@ -74,8 +74,8 @@ func formatArray(t *blob.Tensor, repr bool) string {
 	return s + spacer + dtypeStr
 }
 
-// shapeString renders a shape as a Python tuple: (2, 3), (4,), ().
-func shapeString(dims []int) string {
+// ShapeString renders a shape as a Python tuple: (2, 3), (4,), ().
+func ShapeString(dims []int) string {
 	var b strings.Builder
 	b.WriteByte('(')
 	for i, d := range dims {
@@ -197,7 +197,7 @@ func extendLine(s, line, word string, width int, prefix string) (string, string)
 // NumPy's FloatingFormat, IntegerFormat and BoolFormat do.
 type elemFormatter struct {
 	t        *blob.Tensor
-	kind     dtypeKind
+	kind     Kind
 	floats   []float64
 	ints     []int64
 	strs     []string
@@ -210,21 +210,21 @@ type elemFormatter struct {
 }
 
 func newElemFormatter(t *blob.Tensor, shown []int) *elemFormatter {
-	f := &elemFormatter{t: t, kind: kindOf(t.DataType())}
+	f := &elemFormatter{t: t, kind: KindOf(t.DataType())}
 	switch f.kind {
-	case kindFloat:
-		f.floats = floatsOf(t)
+	case KindFloat:
+		f.floats = FloatsOf(t)
 		f.bits = 64
 		if t.DataType() != blob.Float64 {
 			f.bits = 32
 		}
 		f.fillFloat(shown)
-	case kindString:
+	case KindString:
 		f.strs = blob.Data[string](t)
-	case kindBool:
-		f.ints = intsOf(t)
+	case KindBool:
+		f.ints = IntsOf(t)
 	default:
-		f.ints = intsOf(t)
+		f.ints = IntsOf(t)
 		for _, i := range shown {
 			f.width = max(f.width, len(strconv.FormatInt(f.ints[i], 10)))
 		}
@@ -324,11 +324,11 @@ func sciParts(v float64, bits, fracDigits int) (string, string) {
 
 func (f *elemFormatter) format(i int) string {
 	switch f.kind {
-	case kindFloat:
+	case KindFloat:
 		return f.formatFloat(f.floats[i])
-	case kindString:
+	case KindString:
 		return pyQuote(f.strs[i])
-	case kindBool:
+	case KindBool:
 		s := "False"
 		if f.ints[i] != 0 {
 			s = "True"

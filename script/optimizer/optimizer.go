@@ -1,4 +1,4 @@
-package script
+package optimizer
 
 import (
 	"fmt"
@@ -8,6 +8,10 @@ import (
 
 	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
+	"github.com/caffe2go/caffe2go/script/modelhelper"
 )
 
 // lrDoc is the part of every builder's documentation that describes the
@@ -17,41 +21,42 @@ const lrDoc = "max_gradient_norm clips the global gradient norm (scaling every l
 	"remaining keywords (e.g. stepsize, gamma, power) configure the LearningRate operator; iter_val\n" +
 	"is the first value of \"optimizer_iteration\"."
 
-var optimizerModule = (&moduleSpec{
-	name: "optimizer",
-	doc:  "optimizer: adds parameter updates to a model whose gradients exist (model.AddGradientOperators).",
-	funcs: []fn{
-		{"build_sgd", "build_sgd(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, policy=\"fixed\",\n" +
+// Module is the optimizer module.
+var Module = binding.NewModule(binding.ModuleSpec{
+	Name: "optimizer",
+	Doc:  "optimizer: adds parameter updates to a model whose gradients exist (model.AddGradientOperators).",
+	Funcs: []binding.Fn{
+		{Name: "build_sgd", Doc: "build_sgd(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, policy=\"fixed\",\n" +
 			"          momentum=0.0, nesterov=1, lars=None, iter_val=0, **kwargs)\n\n" +
 			"Stochastic gradient descent on every parameter: a LearningRate (policy and its kwargs, e.g.\n" +
-			"stepsize, gamma), then WeightedSum updates, or MomentumSGDUpdate with momentum > 0.\n" + lrDoc, optBuildSGD},
-		{"build_adam", "build_adam(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, policy=\"fixed\",\n" +
+			"stepsize, gamma), then WeightedSum updates, or MomentumSGDUpdate with momentum > 0.\n" + lrDoc, Body: optBuildSGD},
+		{Name: "build_adam", Doc: "build_adam(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, policy=\"fixed\",\n" +
 			"           beta1=0.9, beta2=0.999, epsilon=1e-8, engine=\"\", iter_val=0, **kwargs)\n\n" +
 			"Adam on every parameter: <param>_first_moment and <param>_second_moment (zeros), then\n" +
-			"Adam([param, m1, m2, grad, lr, optimizer_iteration]) (SparseAdam for a gradient slice).\n" + lrDoc, optBuildAdam},
-		{"build_adagrad", "build_adagrad(model, base_learning_rate, parameters=None, max_gradient_norm=None, allow_lr_injection=False,\n" +
+			"Adam([param, m1, m2, grad, lr, optimizer_iteration]) (SparseAdam for a gradient slice).\n" + lrDoc, Body: optBuildAdam},
+		{Name: "build_adagrad", Doc: "build_adagrad(model, base_learning_rate, parameters=None, max_gradient_norm=None, allow_lr_injection=False,\n" +
 			"              policy=\"fixed\", epsilon=1e-4, decay=1, engine=\"\", lars=None, iter_val=0, **kwargs)\n\n" +
 			"Adagrad on every parameter: <param>_squared_sum (zeros), then Adagrad([param, ss, grad, lr])\n" +
 			"(SparseAdagrad for a gradient slice, which needs decay 1); base_learning_rate <= 0 adds nothing.\n" +
-			"parameters is accepted and ignored, as in Caffe2.\n" + lrDoc, optBuildAdagrad},
-		{"build_rms_prop", "build_rms_prop(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False,\n" +
+			"parameters is accepted and ignored, as in Caffe2.\n" + lrDoc, Body: optBuildAdagrad},
+		{Name: "build_rms_prop", Doc: "build_rms_prop(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False,\n" +
 			"               policy=\"fixed\", decay=0.9, momentum=0.0, epsilon=1e-5, engine=\"\", iter_val=0, **kwargs)\n\n" +
 			"RMSProp on every parameter: <param>_grad_o, <param>_mean_squares and <param>_momentum (zeros),\n" +
-			"RmsProp([grad, ms, mom, ONE]), then MomentumSGDUpdate([grad_o, mom, lr, param]). Dense gradients only.\n" + lrDoc, optBuildRMSProp},
-		{"add_weight_decay", "add_weight_decay(model, weight_decay)\n\n" +
+			"RmsProp([grad, ms, mom, ONE]), then MomentumSGDUpdate([grad_o, mom, lr, param]). Dense gradients only.\n" + lrDoc, Body: optBuildRMSProp},
+		{Name: "add_weight_decay", Doc: "add_weight_decay(model, weight_decay)\n\n" +
 			"L2 regularization of every weight (the params brew tags WEIGHT): grad += weight_decay * param,\n" +
 			"with WeightedSum and the constants ONE_<type>_<id> and wd_<type>_<id>. Call it after\n" +
-			"AddGradientOperators and before building the optimizer.", optAddWeightDecay},
-		{"reset_optimizer_instance_count", "reset_optimizer_instance_count()\n\n" +
-			"Restarts the per-class instance numbers (the <n> of SgdOptimizer_<n>_lr_cpu) from 0.", optResetCount},
+			"AddGradientOperators and before building the optimizer.", Body: optAddWeightDecay},
+		{Name: "reset_optimizer_instance_count", Doc: "reset_optimizer_instance_count()\n\n" +
+			"Restarts the per-class instance numbers (the <n> of SgdOptimizer_<n>_lr_cpu) from 0.", Body: optResetCount},
 	},
-}).register()
+})
 
 // optArgs are the arguments every optimizer builder takes: the model, the
 // base learning rate, the _build keywords and the LearningRate keywords.
 type optArgs struct {
-	model   *ModelHelper
-	lr      floatArg
+	model   *modelhelper.ModelHelper
+	lr      convert.Float
 	maxNorm starlark.Value
 	inject  bool
 	policy  string
@@ -102,7 +107,7 @@ func (a *optArgs) lrArgs(b *starlark.Builtin) ([]*netdef.Argument, error) {
 	var out []*netdef.Argument
 	for _, kv := range a.extra {
 		k, _ := starlark.AsString(kv[0])
-		arg, err := makeArgument(k, kv[1])
+		arg, err := protoarg.MakeArgument(k, kv[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -126,7 +131,7 @@ func (a *optArgs) buildOptions(b *starlark.Builtin) (brew.BuildOptions, error) {
 
 // positive checks a keyword whose zero value the Go options read as "the
 // default": an explicit 0 would silently become the default there.
-func positive(b *starlark.Builtin, name string, v floatArg) error {
+func positive(b *starlark.Builtin, name string, v convert.Float) error {
 	if !(v > 0) {
 		return fmt.Errorf("%s: %s must be > 0, got %g", b.Name(), name, float64(v))
 	}
@@ -158,7 +163,7 @@ func larsOffset(b *starlark.Builtin, v starlark.Value) (on bool, offset float32,
 }
 
 func optBuildSGD(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var momentum floatArg
+	var momentum convert.Float
 	var lars starlark.Value = starlark.None
 	nesterov := 1
 	a, err := unpackOpt(b, args, kwargs, "momentum?", &momentum, "nesterov?", &nesterov, "lars?", &lars)
@@ -172,11 +177,11 @@ func optBuildSGD(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildSGD(a.model.m, o))
+	return wrapOptimizer(brew.BuildSGD(a.model.Model(), o))
 }
 
 func optBuildAdam(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	beta1, beta2, epsilon := floatArg(0.9), floatArg(0.999), floatArg(1e-8)
+	beta1, beta2, epsilon := convert.Float(0.9), convert.Float(0.999), convert.Float(1e-8)
 	engine, rowWise := "", false
 	var dedup starlark.Value = starlark.None
 	a, err := unpackOpt(b, args, kwargs, "beta1?", &beta1, "beta2?", &beta2, "epsilon?", &epsilon, "engine?", &engine,
@@ -189,7 +194,7 @@ func optBuildAdam(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	}
 	for _, p := range []struct {
 		name string
-		v    floatArg
+		v    convert.Float
 	}{{"beta1", beta1}, {"beta2", beta2}, {"epsilon", epsilon}} {
 		if err := positive(b, p.name, p.v); err != nil {
 			return nil, err
@@ -200,11 +205,11 @@ func optBuildAdam(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildAdam(a.model.m, o))
+	return wrapOptimizer(brew.BuildAdam(a.model.Model(), o))
 }
 
 func optBuildAdagrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	epsilon, decay := floatArg(1e-4), floatArg(1)
+	epsilon, decay := convert.Float(1e-4), convert.Float(1)
 	engine, rowWise := "", false
 	var dedup, lars, parameters starlark.Value = starlark.None, starlark.None, starlark.None
 	a, err := unpackOpt(b, args, kwargs, "parameters?", &parameters, "epsilon?", &epsilon, "decay?", &decay, "engine?", &engine,
@@ -229,12 +234,12 @@ func optBuildAdagrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildAdagrad(a.model.m, o))
+	return wrapOptimizer(brew.BuildAdagrad(a.model.Model(), o))
 }
 
 func optBuildRMSProp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	decay, epsilon := floatArg(0.9), floatArg(1e-5)
-	var momentum floatArg
+	decay, epsilon := convert.Float(0.9), convert.Float(1e-5)
+	var momentum convert.Float
 	engine := ""
 	a, err := unpackOpt(b, args, kwargs, "decay?", &decay, "momentum?", &momentum, "epsilon?", &epsilon, "engine?", &engine)
 	if err != nil {
@@ -251,102 +256,25 @@ func optBuildRMSProp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if o.LRArgs, o.BuildOptions, err = a.shared(b); err != nil {
 		return nil, err
 	}
-	return wrapOptimizer(brew.BuildRMSProp(a.model.m, o))
+	return wrapOptimizer(brew.BuildRMSProp(a.model.Model(), o))
 }
 
 func optAddWeightDecay(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var model *ModelHelper
-	var wd floatArg
+	var model *modelhelper.ModelHelper
+	var wd convert.Float
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "model", &model, "weight_decay", &wd); err != nil {
 		return nil, err
 	}
-	if err := brew.AddWeightDecay(model.m, float32(wd)); err != nil {
+	if err := brew.AddWeightDecay(model.Model(), float32(wd)); err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.None, nil
 }
 
 func optResetCount(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	brew.ResetOptimizerInstanceCount()
 	return starlark.None, nil
-}
-
-func wrapOptimizer(opt *brew.Optimizer, err error) (starlark.Value, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &optimizerValue{opt: opt}, nil
-}
-
-// optimizerValue is the optimizer a builder returns.
-type optimizerValue struct {
-	opt *brew.Optimizer
-}
-
-var _ starlark.HasAttrs = (*optimizerValue)(nil)
-
-var optimizerMethods = newMethodTable("Optimizer",
-	"Optimizer: what optimizer.build_* return (Caffe2's SgdOptimizer, AdamOptimizer, …).",
-	[]fn{
-		{"get_auxiliary_parameters", "get_auxiliary_parameters()\n\nReturns AuxParams(local, shared): the per-parameter blobs the optimizer made (momentum,\nmoments, …) and the blobs all parameters share (ONE_*, optimizer_iteration, …).", optAux},
-		{"get_cpu_blob_name", "get_cpu_blob_name(base_str, node_name=\"\")\n\nReturns the optimizer's unique name for a CPU blob: <Class>_<n>_<base_str><node_name>_cpu.", optBlobName(false)},
-		{"get_gpu_blob_name", "get_gpu_blob_name(base_str, gpu_id, node_name)\n\nReturns the optimizer's unique name for a blob on a GPU: <Class>_<n>_<base_str><node_name>_gpu<id>.", optBlobName(true)},
-	})
-
-func (o *optimizerValue) String() string {
-	return fmt.Sprintf("<%s %d>", o.opt.ClassName(), o.opt.InstanceNum())
-}
-
-// Type returns "Optimizer".
-func (o *optimizerValue) Type() string          { return "Optimizer" }
-func (o *optimizerValue) Freeze()               {}
-func (o *optimizerValue) Truth() starlark.Bool  { return true }
-func (o *optimizerValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: Optimizer") }
-
-// Attr returns the class name, the instance number or a method.
-func (o *optimizerValue) Attr(name string) (starlark.Value, error) {
-	switch name {
-	case "class_name":
-		return starlark.String(o.opt.ClassName()), nil
-	case "instance_num":
-		return starlark.MakeInt(o.opt.InstanceNum()), nil
-	}
-	if m := optimizerMethods.bind(name, o); m != nil {
-		return m, nil
-	}
-	return nil, nil
-}
-
-// AttrNames lists the attributes and methods.
-func (o *optimizerValue) AttrNames() []string {
-	return append([]string{"class_name", "instance_num"}, optimizerMethods.names()...)
-}
-
-func optAux(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	aux := b.Receiver().(*optimizerValue).opt.AuxiliaryParameters()
-	return structOf("AuxParams", starlark.StringDict{"local": stringList(aux.Local), "shared": stringList(aux.Shared)}), nil
-}
-
-func optBlobName(gpu bool) builtinFunc {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		opt := b.Receiver().(*optimizerValue).opt
-		var base, node string
-		if gpu {
-			var id int
-			if err := starlark.UnpackArgs(b.Name(), args, kwargs, "base_str", &base, "gpu_id", &id, "node_name", &node); err != nil {
-				return nil, err
-			}
-			return starlark.String(opt.GPUBlobName(base, id, node)), nil
-		}
-		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "base_str", &base, "node_name?", &node); err != nil {
-			return nil, err
-		}
-		return starlark.String(opt.CPUBlobName(base, node)), nil
-	}
 }

@@ -1,76 +1,83 @@
-package script
+package workspace
 
 import (
 	"fmt"
-	"sort"
 
 	"go.starlark.net/starlark"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/script/caffe2pb2"
+	"github.com/caffe2go/caffe2go/script/core"
+	"github.com/caffe2go/caffe2go/script/internal/binding"
+	"github.com/caffe2go/caffe2go/script/internal/convert"
+	"github.com/caffe2go/caffe2go/script/internal/protoarg"
+	"github.com/caffe2go/caffe2go/script/np"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-var workspaceModule = (&moduleSpec{
-	name: "workspace",
-	doc: "workspace: the current workspace's blobs and nets, as Caffe2's caffe2.python.workspace.\n\n" +
+// Module is the workspace module.
+var Module = binding.NewModule(binding.ModuleSpec{
+	Name: "workspace",
+	Doc: "workspace: the current workspace's blobs and nets, as Caffe2's caffe2.python.workspace.\n\n" +
 		"workspace.blobs is a dict-like view: workspace.blobs[\"x\"] fetches, assignment feeds,\n" +
 		"len() and iteration list the blobs, \"x\" in workspace.blobs tests for one.",
-	funcs: []fn{
-		{"FeedBlob", "FeedBlob(name, arr, device_option=None)\n\nStores a copy of arr (an ndarray, keeping its exact dtype; a string or bytes, as a byte-string blob;\nor a TensorProto) under name, on device_option's device, else the current device scope's. Returns True.", wsFeedBlob},
-		{"FetchBlob", "FetchBlob(name)\n\nReturns a copy of a blob: an ndarray for a tensor, bytes for a byte string,\nelse a description of the blob's content.", wsFetchBlob},
-		{"FetchBlobs", "FetchBlobs(names)\n\nReturns FetchBlob of each name, as a list.", wsFetchBlobs},
-		{"HasBlob", "HasBlob(name)\n\nReports whether the blob exists (the parent workspace's included).", wsHasBlob},
-		{"Blobs", "Blobs()\n\nReturns the blob names: local, then forwarded, then the parent's, each sorted.", wsBlobs},
-		{"CreateBlob", "CreateBlob(name)\n\nCreates an empty blob unless one exists. Returns True.", wsCreateBlob},
-		{"ResetBlob", "ResetBlob(name)\n\nEmpties an existing blob, keeping its name.", wsResetBlob},
-		{"RemoveBlob", "RemoveBlob(name)\n\nDeletes a local blob; returns whether there was one.", wsRemoveBlob},
-		{"SerializeBlob", "SerializeBlob(name)\n\nReturns the blob as Caffe2 BlobProto bytes.", wsSerializeBlob},
-		{"DeserializeBlob", "DeserializeBlob(name, serialized_blob)\n\nCreates the blob if needed and fills it from BlobProto bytes.", wsDeserializeBlob},
-		{"GetBlobSizeBytes", "GetBlobSizeBytes(name)\n\nReturns the size of the blob's content in bytes.", wsBlobSize},
-		{"CreateNet", "CreateNet(net, overwrite=False, input_blobs=None)\n\nInstantiates a net (a Net or a NetDef), first creating input_blobs. Returns True.", wsCreateNet},
-		{"RunNet", "RunNet(name, num_iter=1, allow_fail=False)\n\nRuns a created net (by name or Net) num_iter times. Returns True; with allow_fail a failure returns False.", wsRunNet},
-		{"RunNetOnce", "RunNetOnce(net)\n\nRuns a net once without registering it. Returns True.", wsRunNetOnce},
-		{"RunOperatorOnce", "RunOperatorOnce(operator)\n\nRuns one OperatorDef (or its serialized bytes) once. Returns True.", wsRunOperatorOnce},
-		{"RunOperatorsOnce", "RunOperatorsOnce(operators)\n\nRuns OperatorDefs once, in order. Returns True.", wsRunOperatorsOnce},
-		{"RunPlan", "RunPlan(plan_or_step)\n\nRuns a plan (a Plan, an ExecutionStep, or their messages). Returns True.", wsRunPlan},
-		{"RunPlanInBackground", "RunPlanInBackground(plan_or_step)\n\nStarts a plan; returns a handle with is_done(), is_succeeded() and wait().", wsRunPlanInBackground},
-		{"Nets", "Nets()\n\nReturns the names of the created nets, sorted.", wsNets},
-		{"DeleteNet", "DeleteNet(name)\n\nRemoves a created net; returns whether there was one.", wsDeleteNet},
-		{"SwitchWorkspace", "SwitchWorkspace(name, create_if_missing=None)\n\nMakes a workspace current, creating it when create_if_missing is true.", wsSwitchWorkspace},
-		{"CurrentWorkspace", "CurrentWorkspace()\n\nReturns the current workspace's name.", wsCurrentWorkspace},
-		{"Workspaces", "Workspaces()\n\nReturns the registered workspace names, sorted.", wsWorkspaces},
-		{"ResetWorkspace", "ResetWorkspace(root_folder=None)\n\nEmpties the current workspace (None keeps its root folder). Returns True.", wsResetWorkspace},
-		{"RootFolder", "RootFolder()\n\nReturns the current workspace's root folder.", wsRootFolder},
-		{"CreateChildWorkspace", "CreateChildWorkspace(parent_name, child_name)\n\nRegisters a child of a workspace that sees the parent's blobs.", wsCreateChild},
-		{"SaveNet", "SaveNet(name, net)\n\nSaves a net in the root folder's store under name (\"\": the net's own name).", wsSaveNet},
-		{"LoadNet", "LoadNet(name)\n\nReturns the NetDef saved under name (create it with CreateNet to run it).", wsLoadNet},
-		{"SavedNets", "SavedNets()\n\nReturns the names of the saved nets, sorted.", wsSavedNets},
-		{"SaveCheckpoint", "SaveCheckpoint(id, blobs=None)\n\nSaves blobs (None: every local tensor blob) as checkpoint id, atomically.", wsSaveCheckpoint},
-		{"LoadCheckpoint", "LoadCheckpoint(id)\n\nLoads checkpoint id into the workspace.", wsLoadCheckpoint},
-		{"LatestCheckpoint", "LatestCheckpoint()\n\nReturns the highest saved checkpoint id, or None.", wsLatestCheckpoint},
-		{"BenchmarkNet", "BenchmarkNet(name, warmup_runs, main_runs, run_individual)\n\nReturns [ms per run] plus, with run_individual, each operator's ms per run.", wsBenchmarkNet},
-		{"NumCudaDevices", "NumCudaDevices()\n\nReturns the number of usable CUDA GPUs (0 without the cuda build).", wsNumCuda},
-		{"NumGpuDevices", "NumGpuDevices()\n\nThe same as NumCudaDevices.", wsNumCuda},
-		{"RegisteredOperators", "RegisteredOperators()\n\nReturns every registered operator key, sorted.", wsRegisteredOperators},
-		{"GetNameScope", "GetNameScope()\n\nReturns the current name scope.", coreCurrentNameScope},
+	Funcs: []binding.Fn{
+		{Name: "FeedBlob", Doc: "FeedBlob(name, arr, device_option=None)\n\nStores a copy of arr (an ndarray, keeping its exact dtype; a string or bytes, as a byte-string blob;\nor a TensorProto) under name, on device_option's device, else the current device scope's. Returns True.", Body: wsFeedBlob},
+		{Name: "FetchBlob", Doc: "FetchBlob(name)\n\nReturns a copy of a blob: an ndarray for a tensor, bytes for a byte string,\nelse a description of the blob's content.", Body: wsFetchBlob},
+		{Name: "FetchBlobs", Doc: "FetchBlobs(names)\n\nReturns FetchBlob of each name, as a list.", Body: wsFetchBlobs},
+		{Name: "HasBlob", Doc: "HasBlob(name)\n\nReports whether the blob exists (the parent workspace's included).", Body: wsHasBlob},
+		{Name: "Blobs", Doc: "Blobs()\n\nReturns the blob names: local, then forwarded, then the parent's, each sorted.", Body: wsBlobs},
+		{Name: "CreateBlob", Doc: "CreateBlob(name)\n\nCreates an empty blob unless one exists. Returns True.", Body: wsCreateBlob},
+		{Name: "ResetBlob", Doc: "ResetBlob(name)\n\nEmpties an existing blob, keeping its name.", Body: wsResetBlob},
+		{Name: "RemoveBlob", Doc: "RemoveBlob(name)\n\nDeletes a local blob; returns whether there was one.", Body: wsRemoveBlob},
+		{Name: "SerializeBlob", Doc: "SerializeBlob(name)\n\nReturns the blob as Caffe2 BlobProto bytes.", Body: wsSerializeBlob},
+		{Name: "DeserializeBlob", Doc: "DeserializeBlob(name, serialized_blob)\n\nCreates the blob if needed and fills it from BlobProto bytes.", Body: wsDeserializeBlob},
+		{Name: "GetBlobSizeBytes", Doc: "GetBlobSizeBytes(name)\n\nReturns the size of the blob's content in bytes.", Body: wsBlobSize},
+		{Name: "CreateNet", Doc: "CreateNet(net, overwrite=False, input_blobs=None)\n\nInstantiates a net (a Net or a NetDef), first creating input_blobs. Returns True.", Body: wsCreateNet},
+		{Name: "RunNet", Doc: "RunNet(name, num_iter=1, allow_fail=False)\n\nRuns a created net (by name or Net) num_iter times. Returns True; with allow_fail a failure returns False.", Body: wsRunNet},
+		{Name: "RunNetOnce", Doc: "RunNetOnce(net)\n\nRuns a net once without registering it. Returns True.", Body: wsRunNetOnce},
+		{Name: "RunOperatorOnce", Doc: "RunOperatorOnce(operator)\n\nRuns one OperatorDef (or its serialized bytes) once. Returns True.", Body: wsRunOperatorOnce},
+		{Name: "RunOperatorsOnce", Doc: "RunOperatorsOnce(operators)\n\nRuns OperatorDefs once, in order. Returns True.", Body: wsRunOperatorsOnce},
+		{Name: "RunPlan", Doc: "RunPlan(plan_or_step)\n\nRuns a plan (a Plan, an ExecutionStep, or their messages). Returns True.", Body: wsRunPlan},
+		{Name: "RunPlanInBackground", Doc: "RunPlanInBackground(plan_or_step)\n\nStarts a plan; returns a handle with is_done(), is_succeeded() and wait().", Body: wsRunPlanInBackground},
+		{Name: "Nets", Doc: "Nets()\n\nReturns the names of the created nets, sorted.", Body: wsNets},
+		{Name: "DeleteNet", Doc: "DeleteNet(name)\n\nRemoves a created net; returns whether there was one.", Body: wsDeleteNet},
+		{Name: "SwitchWorkspace", Doc: "SwitchWorkspace(name, create_if_missing=None)\n\nMakes a workspace current, creating it when create_if_missing is true.", Body: wsSwitchWorkspace},
+		{Name: "CurrentWorkspace", Doc: "CurrentWorkspace()\n\nReturns the current workspace's name.", Body: wsCurrentWorkspace},
+		{Name: "Workspaces", Doc: "Workspaces()\n\nReturns the registered workspace names, sorted.", Body: wsWorkspaces},
+		{Name: "ResetWorkspace", Doc: "ResetWorkspace(root_folder=None)\n\nEmpties the current workspace (None keeps its root folder). Returns True.", Body: wsResetWorkspace},
+		{Name: "RootFolder", Doc: "RootFolder()\n\nReturns the current workspace's root folder.", Body: wsRootFolder},
+		{Name: "CreateChildWorkspace", Doc: "CreateChildWorkspace(parent_name, child_name)\n\nRegisters a child of a workspace that sees the parent's blobs.", Body: wsCreateChild},
+		{Name: "SaveNet", Doc: "SaveNet(name, net)\n\nSaves a net in the root folder's store under name (\"\": the net's own name).", Body: wsSaveNet},
+		{Name: "LoadNet", Doc: "LoadNet(name)\n\nReturns the NetDef saved under name (create it with CreateNet to run it).", Body: wsLoadNet},
+		{Name: "SavedNets", Doc: "SavedNets()\n\nReturns the names of the saved nets, sorted.", Body: wsSavedNets},
+		{Name: "SaveCheckpoint", Doc: "SaveCheckpoint(id, blobs=None)\n\nSaves blobs (None: every local tensor blob) as checkpoint id, atomically.", Body: wsSaveCheckpoint},
+		{Name: "LoadCheckpoint", Doc: "LoadCheckpoint(id)\n\nLoads checkpoint id into the workspace.", Body: wsLoadCheckpoint},
+		{Name: "LatestCheckpoint", Doc: "LatestCheckpoint()\n\nReturns the highest saved checkpoint id, or None.", Body: wsLatestCheckpoint},
+		{Name: "BenchmarkNet", Doc: "BenchmarkNet(name, warmup_runs, main_runs, run_individual)\n\nReturns [ms per run] plus, with run_individual, each operator's ms per run.", Body: wsBenchmarkNet},
+		{Name: "NumCudaDevices", Doc: "NumCudaDevices()\n\nReturns the number of usable CUDA GPUs (0 without the cuda build).", Body: wsNumCuda},
+		{Name: "NumGpuDevices", Doc: "NumGpuDevices()\n\nThe same as NumCudaDevices.", Body: wsNumCuda},
+		{Name: "RegisteredOperators", Doc: "RegisteredOperators()\n\nReturns every registered operator key, sorted.", Body: wsRegisteredOperators},
+		{Name: "GetNameScope", Doc: "GetNameScope()\n\nReturns the current name scope.", Body: core.CurrentNameScope},
 	},
-	values: func() starlark.StringDict {
+	Values: func() starlark.StringDict {
 		return starlark.StringDict{"blobs": blobsView{}}
 	},
-}).register()
+})
 
 // feedValue converts what FeedBlob accepts to what workspace.FeedBlob
 // takes.
 func feedValue(v starlark.Value) (any, error) {
 	switch x := v.(type) {
-	case *Array:
-		return x.t, nil
+	case *np.Array:
+		return x.Tensor(), nil
 	case starlark.String:
 		return []byte(x), nil
 	case starlark.Bytes:
 		return []byte(x), nil
-	case *Message:
+	case *caffe2pb2.Message:
 		if p, ok := x.Proto().(*netdef.TensorProto); ok {
 			return blob.TensorFromProto(p)
 		}
@@ -82,7 +89,7 @@ func feedValue(v starlark.Value) (any, error) {
 func fetchedValue(v any) starlark.Value {
 	switch x := v.(type) {
 	case *blob.Tensor:
-		return &Array{t: x}
+		return np.NewArray(x)
 	case []byte:
 		return starlark.Bytes(x)
 	case string:
@@ -96,7 +103,7 @@ func nameArg(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, param, &v); err != nil {
 		return "", err
 	}
-	name, err := blobName(v)
+	name, err := convert.BlobName(v)
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -108,7 +115,7 @@ func wsFeedBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "arr", &arr, "device_option?", &dev); err != nil {
 		return nil, err
 	}
-	name, err := blobName(nameV)
+	name, err := convert.BlobName(nameV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -118,7 +125,7 @@ func wsFeedBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	}
 	var opts []workspace.FeedOption
 	if dev != starlark.None {
-		opt, err := deviceOptionArg(dev)
+		opt, err := protoarg.DeviceOption(dev)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -147,7 +154,7 @@ func wsFetchBlobs(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "names", &v); err != nil {
 		return nil, err
 	}
-	names, err := blobNames(v)
+	names, err := convert.BlobNames(v)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -171,10 +178,10 @@ func wsHasBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 }
 
 func wsBlobs(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.Blobs()), nil
+	return convert.StringList(workspace.Blobs()), nil
 }
 
 func wsCreateBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -222,11 +229,11 @@ func wsDeserializeBlob(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "serialized_blob", &data); err != nil {
 		return nil, err
 	}
-	name, err := blobName(nameV)
+	name, err := convert.BlobName(nameV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	raw, ok := bytesOf(data)
+	raw, ok := convert.BytesOf(data)
 	if !ok {
 		return nil, fmt.Errorf("%s: serialized_blob must be bytes, got %s", b.Name(), data.Type())
 	}
@@ -248,30 +255,18 @@ func wsBlobSize(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	return starlark.MakeInt(n), nil
 }
 
-func netSourceArg(name string, v starlark.Value) (netdef.NetSource, error) {
-	switch x := v.(type) {
-	case *Net:
-		return x.net, nil
-	case *Message:
-		if d, ok := x.Proto().(*netdef.NetDef); ok {
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("%s: want a Net or a NetDef, got %s", name, v.Type())
-}
-
 func wsCreateNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var netV, inputs starlark.Value = nil, starlark.None
 	overwrite := false
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV, "overwrite?", &overwrite, "input_blobs?", &inputs); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}
 	if inputs != starlark.None {
-		names, err := blobNames(inputs)
+		names, err := convert.BlobNames(inputs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: input_blobs: %v", b.Name(), err)
 		}
@@ -293,8 +288,8 @@ func wsRunNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	}
 	var name string
 	switch x := nameV.(type) {
-	case *Net:
-		name = x.net.Name()
+	case *core.Net:
+		name = x.Builder().Name()
 	case starlark.String:
 		name = string(x)
 	default:
@@ -314,7 +309,7 @@ func wsRunNetOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "net", &netV); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}
@@ -326,14 +321,14 @@ func wsRunNetOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 
 // operatorArg reads an OperatorDef message or its serialized bytes.
 func operatorArg(v starlark.Value) (*netdef.OperatorDef, error) {
-	if m, ok := v.(*Message); ok {
+	if m, ok := v.(*caffe2pb2.Message); ok {
 		if op, ok := m.Proto().(*netdef.OperatorDef); ok {
 			return op, nil
 		}
 	}
 	if raw, ok := v.(starlark.Bytes); ok {
 		op := &netdef.OperatorDef{}
-		if err := unmarshalProto([]byte(raw), op); err != nil {
+		if err := proto.Unmarshal([]byte(raw), op); err != nil {
 			return nil, fmt.Errorf("cannot parse an OperatorDef: %v", err)
 		}
 		return op, nil
@@ -380,11 +375,11 @@ func wsRunOperatorsOnce(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 
 func planSourceArg(name string, v starlark.Value) (netdef.PlanSource, error) {
 	switch x := v.(type) {
-	case *Plan:
-		return x.plan, nil
-	case *Step:
-		return x.step, nil
-	case *Message:
+	case *core.Plan:
+		return x.Builder(), nil
+	case *core.Step:
+		return x.Builder(), nil
+	case *caffe2pb2.Message:
 		switch p := x.Proto().(type) {
 		case *netdef.PlanDef:
 			return p, nil
@@ -422,61 +417,11 @@ func wsRunPlanInBackground(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	return &planHandle{h: workspace.RunPlanInBackground(src)}, nil
 }
 
-// planHandle reports on a plan started by RunPlanInBackground.
-type planHandle struct {
-	h *workspace.PlanHandle
-}
-
-func (p *planHandle) String() string        { return "<PlanHandle>" }
-func (p *planHandle) Type() string          { return "PlanHandle" }
-func (p *planHandle) Freeze()               {}
-func (p *planHandle) Truth() starlark.Bool  { return true }
-func (p *planHandle) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: PlanHandle") }
-
-var planHandleMethods = newMethodTable("PlanHandle",
-	"PlanHandle: a plan running in the background.",
-	[]fn{
-		{"is_done", "is_done()\n\nReports whether the plan has finished.", handleIsDone},
-		{"is_succeeded", "is_succeeded()\n\nReports whether the plan has finished without an error.", handleSucceeded},
-		{"wait", "wait()\n\nWaits for the plan to finish; fails with the plan's error if it failed.", handleWait},
-	})
-
-func (p *planHandle) Attr(name string) (starlark.Value, error) {
-	return planHandleMethods.bind(name, p), nil
-}
-
-func (p *planHandle) AttrNames() []string { return planHandleMethods.names() }
-
-func handleIsDone(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	return starlark.Bool(b.Receiver().(*planHandle).h.IsDone()), nil
-}
-
-func handleSucceeded(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	h := b.Receiver().(*planHandle).h
-	return starlark.Bool(h.IsDone() && h.Wait() == nil), nil
-}
-
-func handleWait(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
-		return nil, err
-	}
-	if err := b.Receiver().(*planHandle).h.Wait(); err != nil {
-		return nil, err
-	}
-	return starlark.True, nil
-}
-
 func wsNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.Nets()), nil
+	return convert.StringList(workspace.Nets()), nil
 }
 
 func wsDeleteNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -485,8 +430,8 @@ func wsDeleteNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return nil, err
 	}
 	name := ""
-	if n, ok := v.(*Net); ok {
-		name = n.net.Name()
+	if n, ok := v.(*core.Net); ok {
+		name = n.Builder().Name()
 	} else if s, ok := starlark.AsString(v); ok {
 		name = s
 	} else {
@@ -508,17 +453,17 @@ func wsSwitchWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 }
 
 func wsCurrentWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.String(workspace.CurrentWorkspace()), nil
 }
 
 func wsWorkspaces(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.Workspaces()), nil
+	return convert.StringList(workspace.Workspaces()), nil
 }
 
 func wsResetWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -541,7 +486,7 @@ func wsResetWorkspace(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 }
 
 func wsRootFolder(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.String(workspace.RootFolder()), nil
@@ -564,7 +509,7 @@ func wsSaveNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "net", &netV); err != nil {
 		return nil, err
 	}
-	src, err := netSourceArg(b.Name(), netV)
+	src, err := protoarg.NetArg(b.Name(), netV)
 	if err != nil {
 		return nil, err
 	}
@@ -583,18 +528,18 @@ func wsLoadNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err != nil {
 		return nil, err
 	}
-	return NewMessage(def), nil
+	return caffe2pb2.NewMessage(def), nil
 }
 
 func wsSavedNets(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	names, err := workspace.SavedNets()
 	if err != nil {
 		return nil, err
 	}
-	return stringList(names), nil
+	return convert.StringList(names), nil
 }
 
 func wsSaveCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -606,7 +551,7 @@ func wsSaveCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	var names []string
 	if blobsV != starlark.None {
 		var err error
-		if names, err = blobNames(blobsV); err != nil {
+		if names, err = convert.BlobNames(blobsV); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
 	}
@@ -628,7 +573,7 @@ func wsLoadCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 }
 
 func wsLatestCheckpoint(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	id, ok, err := workspace.LatestCheckpoint()
@@ -660,83 +605,15 @@ func wsBenchmarkNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 }
 
 func wsNumCuda(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
 	return starlark.MakeInt(workspace.NumCudaDevices()), nil
 }
 
 func wsRegisteredOperators(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := noArgs(b, args, kwargs); err != nil {
+	if err := binding.NoArgs(b, args, kwargs); err != nil {
 		return nil, err
 	}
-	return stringList(workspace.RegisteredOperators()), nil
+	return convert.StringList(workspace.RegisteredOperators()), nil
 }
-
-// blobsView is workspace.blobs: a dict-like view of the current workspace.
-type blobsView struct{}
-
-var (
-	_ starlark.Mapping   = blobsView{}
-	_ starlark.HasSetKey = blobsView{}
-	_ starlark.Iterable  = blobsView{}
-	_ starlark.Sequence  = blobsView{}
-)
-
-func (blobsView) String() string {
-	return fmt.Sprintf("<blobs of workspace %q>", workspace.CurrentWorkspace())
-}
-func (blobsView) Type() string          { return "workspace.blobs" }
-func (blobsView) Freeze()               {}
-func (blobsView) Truth() starlark.Bool  { return len(workspace.Blobs()) > 0 }
-func (blobsView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: workspace.blobs") }
-func (blobsView) Len() int              { return len(workspace.Blobs()) }
-
-func (blobsView) Get(k starlark.Value) (starlark.Value, bool, error) {
-	name, err := blobName(k)
-	if err != nil {
-		return nil, false, err
-	}
-	if !workspace.HasBlob(name) {
-		return nil, false, nil
-	}
-	v, err := workspace.FetchValue(name)
-	if err != nil {
-		return nil, false, err
-	}
-	return fetchedValue(v), true, nil
-}
-
-func (blobsView) SetKey(k, v starlark.Value) error {
-	name, err := blobName(k)
-	if err != nil {
-		return err
-	}
-	val, err := feedValue(v)
-	if err != nil {
-		return err
-	}
-	return workspace.FeedBlob(name, val)
-}
-
-func (blobsView) Iterate() starlark.Iterator {
-	names := workspace.Blobs()
-	sort.Strings(names)
-	return &listIter{vals: stringList(names)}
-}
-
-type listIter struct {
-	vals *starlark.List
-	i    int
-}
-
-func (it *listIter) Next(p *starlark.Value) bool {
-	if it.i >= it.vals.Len() {
-		return false
-	}
-	*p = it.vals.Index(it.i)
-	it.i++
-	return true
-}
-
-func (it *listIter) Done() {}
