@@ -44,6 +44,9 @@ type Base struct {
 	outputs []*blob.Blob
 	device  devicescope.Device
 	place   *netdef.DeviceOption // where outputs live: nil for the CPU
+	hostOut []bool               // outputs the schema keeps on the CPU
+	anyIn   bool                 // the schema lets inputs cross devices
+	index   int                  // position in the net, -1 when alone
 	engine  string
 	threads int // kernel thread budget; 0: GOMAXPROCS at each call
 	rng     *rand.Rand
@@ -107,7 +110,7 @@ func (b *Base) Input(i int) (*blob.Tensor, error) {
 	if t == nil {
 		return nil, fmt.Errorf("input %d (%q) holds %s, not a tensor", i, b.def.Input[i], b.inputs[i].TypeName())
 	}
-	if b.place == nil && !t.OnHost() {
+	if b.place == nil && !b.anyIn && !t.OnHost() {
 		return nil, fmt.Errorf("input %d (%q) lives on %v, but the operator runs on %v: copy it to the CPU first (CopyGPUToCPU, EnsureCPUOutput)",
 			i, b.def.Input[i], devicescope.KeyOf(t.Device()), b.device.Key())
 	}
@@ -169,10 +172,11 @@ func (b *Base) InputOf(i int, dtype blob.DataType) (*blob.Tensor, error) {
 // Output returns output i's tensor, replacing any non-tensor content of the
 // blob with a tensor, and placed on the operator's device (see
 // blob.Tensor.SetDevice: a tensor that lived elsewhere loses its storage,
-// which the operator's Init then allocates on its device).
+// which the operator's Init then allocates on its device). The schema's CPU
+// outputs stay on the CPU.
 func (b *Base) Output(i int) *blob.Tensor {
 	t := b.outputs[i].MutableTensor()
-	t.SetDevice(b.place)
+	t.SetDevice(b.outPlace(i))
 	return t
 }
 
@@ -350,9 +354,19 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 	if err != nil {
 		return nil, wrap(err)
 	}
-	b := &Base{def: def, ws: ws, device: dev, engine: engine, threads: max(threads, 0)}
+	b := &Base{def: def, ws: ws, device: dev, engine: engine, threads: max(threads, 0), index: index}
+	s, _ := SchemaOf(def.GetType())
+	b.anyIn = s != nil && s.InputsCanCrossDevices
 	if devType != netdef.CPU {
 		b.place = def.GetDeviceOption()
+		if s != nil && len(s.CPUOutputs) > 0 {
+			b.hostOut = make([]bool, len(def.GetOutput()))
+			for _, o := range s.CPUOutputs {
+				if o < len(b.hostOut) {
+					b.hostOut[o] = true
+				}
+			}
+		}
 	}
 	b.inputs = make([]*blob.Blob, len(def.GetInput()))
 	for i, name := range def.GetInput() {

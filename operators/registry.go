@@ -22,10 +22,13 @@ type Implementation struct {
 	Engine string
 }
 
-// String returns "Type on DEVICE" plus " engine ENGINE" for a non-default
-// engine.
+// String returns "Type on DEVICE" ("on any device" for AnyDevice) plus
+// " engine ENGINE" for a non-default engine.
 func (i Implementation) String() string {
 	s := i.Type + " on " + i.Device.String()
+	if i.Device == AnyDevice {
+		s = i.Type + " on any device"
+	}
 	if i.Engine != "" {
 		s += " engine " + i.Engine
 	}
@@ -39,6 +42,14 @@ var registry struct {
 
 // DefaultEngine is the engine name that selects the default implementation.
 const DefaultEngine = "DEFAULT"
+
+// AnyDevice, as the device type of a registration, makes the
+// implementation serve every device type that has no implementation of its
+// own for the operator type. Such implementations move tensors only with
+// blob.Tensor's device-neutral methods (Init, CopyFrom, ShareData,
+// SetDevice, Reshape) — the copy operators, for example — so that a new
+// device gets them without registering anything.
+const AnyDevice netdef.DeviceType = -1
 
 func normEngine(e string) string {
 	if e == DefaultEngine {
@@ -82,6 +93,14 @@ func MustRegisterCPU(s Schema, f Factory) {
 	MustRegister(s.Type, netdef.CPU, "", f)
 }
 
+// MustRegisterAnyDevice registers the schema s and f as the default
+// implementation of s.Type on every device (AnyDevice). It panics on an
+// error, for init functions.
+func MustRegisterAnyDevice(s Schema, f Factory) {
+	MustRegisterSchema(s)
+	MustRegister(s.Type, AnyDevice, "", f)
+}
+
 // Implementations returns every registered implementation of typ, or of
 // every type when typ is "", sorted by type, device type and engine.
 func Implementations(typ string) []Implementation {
@@ -101,7 +120,8 @@ func Implementations(typ string) []Implementation {
 
 // lookup finds the implementation for typ on a device type, trying each of
 // the comma-separated engines first and falling back to the default one, as
-// Caffe2 does (unknown engines fall back silently).
+// Caffe2 does (unknown engines fall back silently), then to the default
+// implementation for any device.
 func lookup(typ string, deviceType netdef.DeviceType, engines string) (Factory, string, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
@@ -116,7 +136,10 @@ func lookup(typ string, deviceType netdef.DeviceType, engines string) (Factory, 
 			}
 		}
 	}
-	f, ok := registry.impls[Implementation{typ, deviceType, ""}]
+	if f, ok := registry.impls[Implementation{typ, deviceType, ""}]; ok {
+		return f, "", true
+	}
+	f, ok := registry.impls[Implementation{typ, AnyDevice, ""}]
 	return f, "", ok
 }
 

@@ -35,8 +35,21 @@ type Schema struct {
 	AllowInplace func(in, out int) bool
 	// EnforceInplace lists {input, output} pairs that must be the same blob.
 	EnforceInplace [][2]int
-	Args           []ArgSpec
-	Doc            string
+	// CPUInputs and CPUOutputs list the inputs an operator reads, and the
+	// outputs it writes, in Go memory whatever device it runs on, as
+	// Caffe2's device inference functions place them: an iteration
+	// counter, the source of CopyCPUToGPU, the result of CopyGPUToCPU.
+	CPUInputs, CPUOutputs []int
+	// InputsCanCrossDevices lets inputs live on any device (Caffe2's
+	// InputsCanCrossDevices), for operators that move data between devices
+	// themselves.
+	InputsCanCrossDevices bool
+	// DynamicOutputDevices says that the operator places its outputs at
+	// run time, from its inputs (CopyOnDeviceLike); CheckDevices does not
+	// follow them.
+	DynamicOutputDevices bool
+	Args                 []ArgSpec
+	Doc                  string
 }
 
 var schemas struct {

@@ -21,7 +21,7 @@ import (
 func init() {
 	blob.MustRegisterBlobSerializer(dbReaderTypeName, dbReaderSerializer{})
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "CreateDB", MinInputs: 0, MaxInputs: 0, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "db", Default: "", Doc: "the DB path"},
@@ -33,19 +33,17 @@ func init() {
 			{Name: "seed", Doc: "seed of the shuffle (default: from the device option's random_seed, else random)"},
 		},
 		Doc: "Opens a DB for reading and outputs a DBReader over it: a cursor that wraps around at the end.",
-	})
-	operators.MustRegister("CreateDB", netdef.CPU, "", newCreateDBOp)
+	}, newCreateDBOp)
 	operators.MustRegisterNoGradient("CreateDB")
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "TensorProtosDBInput", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: operators.Unbounded,
 		Args: []operators.ArgSpec{
 			{Name: "batch_size", Default: int64(0), Doc: "records per batch; 0 = one record, without a batch dimension"},
 		},
 		Doc: "Reads batch_size records from the DBReader input. Each value is a serialized TensorProtos with one " +
 			"proto per output; output i stacks the i-th protos of the records along a new first dimension.",
-	})
-	operators.MustRegister("TensorProtosDBInput", netdef.CPU, "", newTensorProtosDBInputOp)
+	}, newTensorProtosDBInputOp)
 	operators.MustRegisterNoGradient("TensorProtosDBInput")
 }
 

@@ -24,17 +24,16 @@ func init() {
 		{Name: "blob_name_overrides", Doc: "names to save the inputs under, one per input (excludes strip_prefix)"},
 		{Name: "chunk_size", Default: int64(blob.DefaultChunkSize), Doc: "elements per tensor chunk record; 0 = no chunking, -1 = the default"},
 	}
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Save", MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 0, MaxOutputs: 0,
 		Args: append([]operators.ArgSpec{{Name: "db", Doc: "the DB to write (required); it is created or truncated"}}, saveArgs...),
 		Doc: "Saves the input blobs into a DB: each tensor as one BlobProto record per chunk, keyed name#%k, " +
 			"other blobs as one record keyed by name.",
-	})
-	operators.MustRegister("Save", netdef.CPU, "", newSaveOp)
+	}, newSaveOp)
 	operators.MustRegisterGradientForbidden("Save")
 
 	for _, typ := range []string{"Checkpoint", "Snapshot"} {
-		operators.MustRegisterSchema(operators.Schema{
+		operators.MustRegisterCPU(operators.Schema{
 			Type: typ, MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 0, MaxOutputs: 0,
 			Args: append([]operators.ArgSpec{
 				{Name: "db", Doc: "a printf pattern with one integer conversion, e.g. \"ckpt_%08d.db\" (required)"},
@@ -42,12 +41,11 @@ func init() {
 			}, saveArgs...),
 			Doc: "Input 0 is an int64 iteration counter; when it is a multiple of 'every', saves all inputs " +
 				"(the counter included) like Save into the DB named by formatting the 'db' pattern with it.",
-		})
-		operators.MustRegister(typ, netdef.CPU, "", newCheckpointOp)
+		}, newCheckpointOp)
 		operators.MustRegisterGradientForbidden(typ)
 	}
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "Load", MinInputs: 0, MaxInputs: operators.Unbounded, MinOutputs: 0, MaxOutputs: operators.Unbounded,
 		Args: []operators.ArgSpec{
 			{Name: "db", Doc: "the DB to read (without DBReader inputs)"},
@@ -62,11 +60,10 @@ func init() {
 			{Name: "allow_incomplete", Default: int64(0), Doc: "do not fail when some outputs are not in the DBs"},
 		},
 		Doc: "Loads blobs from DBs written by Save (or from DBReader inputs), reassembling chunked tensors.",
-	})
-	operators.MustRegister("Load", netdef.CPU, "", newLoadOp)
+	}, newLoadOp)
 	operators.MustRegisterNoGradient("Load")
 
-	operators.MustRegisterSchema(operators.Schema{
+	operators.MustRegisterCPU(operators.Schema{
 		Type: "DBExists", MinInputs: 0, MaxInputs: 0, MinOutputs: 1, MaxOutputs: 1,
 		Args: []operators.ArgSpec{
 			{Name: "db_name", Doc: "the DB path"},
@@ -74,8 +71,7 @@ func init() {
 			{Name: "absolute_path", Default: int64(0), Doc: "when 0, a relative path resolves against the workspace root folder"},
 		},
 		Doc: "Outputs a bool scalar: whether the DB can be opened for reading.",
-	})
-	operators.MustRegister("DBExists", netdef.CPU, "", newDBExistsOp)
+	}, newDBExistsOp)
 	operators.MustRegisterGradientForbidden("DBExists")
 }
 

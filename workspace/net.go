@@ -128,6 +128,9 @@ func newNet(def *netdef.NetDef, ws *Workspace) (*Net, error) {
 		}
 		n.ops[i] = op
 	}
+	if err := operators.CheckDevices(n.ops); err != nil {
+		return nil, err
+	}
 	exec, err := ex.build(n)
 	if err != nil {
 		return nil, err

@@ -337,6 +337,9 @@ func (w *Workspace) RunOperatorOnce(def *netdef.OperatorDef) error {
 	if err != nil {
 		return err
 	}
+	if err := operators.CheckDevices([]operators.Operator{op}); err != nil {
+		return err
+	}
 	if err := operators.RunSafely(op); err != nil {
 		return &operators.OpError{Index: -1, Type: def.GetType(), Name: def.GetName(), Err: err}
 	}

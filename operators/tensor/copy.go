@@ -2,51 +2,67 @@ package tensor
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 )
 
+// The copy operators are registered for every device (operators.AnyDevice):
+// they move elements only with blob.Tensor.CopyFrom and ShareData, which
+// copy between Go memory and a device's memory as needed. Where each input
+// is read and each output placed follows Caffe2's device inference.
 func init() {
-	oneToOne := func(typ, doc string, inplace func(in, out int) bool) {
-		operators.MustRegisterSchema(operators.Schema{
-			Type: typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-			AllowInplace: inplace, Doc: doc,
-		})
+	oneToOne := func(s operators.Schema, f operators.Factory) {
+		s.MinInputs, s.MaxInputs, s.MinOutputs, s.MaxOutputs = 1, 1, 1, 1
+		operators.MustRegisterAnyDevice(s, f)
 	}
 
-	oneToOne("Copy", "Copies the input tensor into the output.", nil)
-	operators.MustRegister("Copy", netdef.CPU, "", newCopy)
+	oneToOne(operators.Schema{Type: "Copy", InputsCanCrossDevices: true,
+		Doc: "Copies the input tensor, from any device, into the output on the operator's device."}, newCopy)
 	operators.MustRegisterGradient("Copy", func(g *operators.GradientContext) error {
 		g.Op("CopyOnDeviceLike", []string{g.GO(0), g.I(0)}, []string{g.GI(0)})
 		return nil
 	})
 
-	operators.MustRegisterCPU(operators.Schema{
+	operators.MustRegisterAnyDevice(operators.Schema{
 		Type: "CopyOnDeviceLike", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "Copies input 0 into the output on the device of input 1 (on the CPU, a plain copy).",
-	}, newCopy)
+		InputsCanCrossDevices: true, DynamicOutputDevices: true,
+		Doc: "Copies input 0 into the output on the device input 1 lives on.",
+	}, func(b *operators.Base) (operators.Operator, error) { return &copyLikeOp{Base: b}, nil })
 
-	oneToOne("EnsureCPUOutput", "Copies the input, from any device, into a CPU tensor.", nil)
-	operators.MustRegister("EnsureCPUOutput", netdef.CPU, "", newCopy)
+	oneToOne(operators.Schema{Type: "CopyCPUToGPU", CPUInputs: []int{0},
+		Doc: "Copies a CPU tensor into the output on the operator's device (a GPU)."}, newCopy)
+	operators.MustRegisterGradient("CopyCPUToGPU", func(g *operators.GradientContext) error {
+		g.Op("CopyGPUToCPU", []string{g.GO(0)}, []string{g.GI(0)})
+		return nil
+	})
+	oneToOne(operators.Schema{Type: "CopyGPUToCPU", CPUOutputs: []int{0},
+		Doc: "Copies a tensor on the operator's device (a GPU) into a CPU tensor."}, newCopy)
+	operators.MustRegisterGradient("CopyGPUToCPU", func(g *operators.GradientContext) error {
+		g.Op("CopyCPUToGPU", []string{g.GO(0)}, []string{g.GI(0)})
+		return nil
+	})
+	oneToOne(operators.Schema{Type: "CopyFromCPUInput", CPUInputs: []int{0},
+		Doc: "Copies a CPU tensor into the output on the operator's device (GPU or CPU)."}, newCopy)
+
+	oneToOne(operators.Schema{Type: "EnsureCPUOutput", InputsCanCrossDevices: true, CPUOutputs: []int{0},
+		Doc: "Copies the input, from any device, into a CPU tensor."}, newCopy)
 	operators.MustRegisterNoGradient("EnsureCPUOutput")
 
-	oneToOne("StopGradient", "Identity in the forward pass; no gradient flows through it.",
-		operators.InplacePairs([2]int{0, 0}))
-	operators.MustRegister("StopGradient", netdef.CPU, "", newCopy)
+	oneToOne(operators.Schema{Type: "StopGradient", AllowInplace: operators.InplacePairs([2]int{0, 0}),
+		Doc: "Identity in the forward pass; no gradient flows through it."}, newCopy)
 	operators.MustRegisterNoGradient("StopGradient")
 
-	oneToOne("Alias", "Makes the output share the input's storage, type and shape.", nil)
-	operators.MustRegister("Alias", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
-		return &aliasOp{Base: b}, nil
-	})
+	oneToOne(operators.Schema{Type: "Alias",
+		Doc: "Makes the output share the input's storage, type, shape and device."},
+		func(b *operators.Base) (operators.Operator, error) { return &aliasOp{Base: b}, nil })
 	operators.MustRegisterGradient("Alias", func(g *operators.GradientContext) error {
 		g.SetDense(0, g.GO(0))
 		return nil
 	})
 }
 
-// copyOp copies input 0 into output 0 (Copy, CopyOnDeviceLike,
-// EnsureCPUOutput, StopGradient); in place it does nothing.
+// copyOp copies input 0 into output 0, which lives where the schema puts
+// it (Copy, CopyCPUToGPU, CopyGPUToCPU, CopyFromCPUInput, EnsureCPUOutput,
+// StopGradient); in place it does nothing.
 type copyOp struct{ *operators.Base }
 
 func newCopy(b *operators.Base) (operators.Operator, error) { return &copyOp{Base: b}, nil }
@@ -56,22 +72,25 @@ func (o *copyOp) Run() error {
 	if err != nil {
 		return err
 	}
-	y := o.Output(0)
-	if y == x {
-		return nil
-	}
-	if err := y.Init(x.DataType(), x.Dims()...); err != nil {
-		return err
-	}
-	copyElements(y, x)
-	return nil
+	return o.Output(0).CopyFrom(x)
 }
 
-// copyElements copies the elements of x into y, which has x's type and
-// element count. Unlike blob.Tensor.CopyFrom it does not allocate.
-func copyElements(y, x *blob.Tensor) {
-	n := x.Size()
-	elemsOf(x.DataType()).copyMatrix(y, 0, n, x, 0, n, 1, n)
+// copyLikeOp copies input 0 onto the device input 1 lives on
+// (CopyOnDeviceLike).
+type copyLikeOp struct{ *operators.Base }
+
+func (o *copyLikeOp) Run() error {
+	x, err := o.Input(0)
+	if err != nil {
+		return err
+	}
+	like, err := o.Input(1)
+	if err != nil {
+		return err
+	}
+	y := o.OutputBlob(0).MutableTensor()
+	y.SetDevice(like.Device())
+	return y.CopyFrom(x)
 }
 
 type aliasOp struct{ *operators.Base }
@@ -85,4 +104,15 @@ func (o *aliasOp) Run() error {
 		y.ShareData(x)
 	}
 	return nil
+}
+
+// copyReshaped makes y a copy of x (unless they are the same tensor) with
+// the given shape, whose element count the caller has checked.
+func copyReshaped(y, x *blob.Tensor, shape []int) error {
+	if y != x {
+		if err := y.CopyFrom(x); err != nil {
+			return err
+		}
+	}
+	return y.Reshape(shape...)
 }

@@ -87,19 +87,6 @@ func resizeLikeGradient(g *operators.GradientContext) error {
 	return nil
 }
 
-// copyReshaped makes y a copy of x (unless they are the same tensor) with
-// the given shape, whose element count the caller has checked.
-func copyReshaped(y, x *blob.Tensor, shape []int) error {
-	if y == x {
-		return y.Reshape(shape...)
-	}
-	if err := y.Init(x.DataType(), shape...); err != nil {
-		return err
-	}
-	copyElements(y, x)
-	return nil
-}
-
 type reshapeOp struct {
 	*operators.Base
 	newShape []int64
