@@ -320,7 +320,7 @@ func (t *Tensor) Clone() *Tensor {
 // elements are copied between Go memory and the devices' memories as
 // needed.
 func (t *Tensor) CopyTo(opt *netdef.DeviceOption) (*Tensor, error) {
-	c := &Tensor{dtype: t.dtype}
+	c := &Tensor{dtype: t.dtype, shape: make([]int, 0, len(t.shape))}
 	c.SetDevice(opt)
 	if err := c.CopyFrom(t); err != nil {
 		return nil, err

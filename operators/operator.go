@@ -47,8 +47,8 @@ type Base struct {
 	hostOut []bool               // outputs the schema keeps on the CPU
 	anyIn   bool                 // the schema lets inputs cross devices
 	index   int                  // position in the net, -1 when alone
-	engine  string
-	threads int // kernel thread budget; 0: GOMAXPROCS at each call
+	impl    Implementation       // the registration chosen
+	threads int                  // kernel thread budget; 0: GOMAXPROCS at each call
 	rng     *rand.Rand
 }
 
@@ -63,7 +63,12 @@ func (b *Base) Def() *netdef.OperatorDef { return b.def }
 func (b *Base) Type() string { return b.def.GetType() }
 
 // Engine returns the engine whose implementation was chosen ("" = default).
-func (b *Base) Engine() string { return b.engine }
+func (b *Base) Engine() string { return b.impl.Engine }
+
+// Implementation returns the registration the operator was created from:
+// its type, the device type it was registered for (AnyDevice for a
+// device-neutral one) and its engine.
+func (b *Base) Implementation() Implementation { return b.impl }
 
 // Workspace returns the workspace the operator was created in.
 func (b *Base) Workspace() Workspace { return b.ws }
@@ -343,7 +348,7 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 		}
 	}
 	devType := def.GetDeviceOption().Type()
-	f, engine, ok := lookup(def.GetType(), devType, def.GetEngine())
+	f, impl, ok := lookup(def.GetType(), devType, def.GetEngine())
 	if !ok {
 		if len(Implementations(def.GetType())) > 0 {
 			return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %v: no implementation for that device", def.GetType(), devType))
@@ -354,7 +359,7 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 	if err != nil {
 		return nil, wrap(err)
 	}
-	b := &Base{def: def, ws: ws, device: dev, engine: engine, threads: max(threads, 0), index: index}
+	b := &Base{def: def, ws: ws, device: dev, impl: impl, threads: max(threads, 0), index: index}
 	s, _ := SchemaOf(def.GetType())
 	b.anyIn = s != nil && s.InputsCanCrossDevices
 	if devType != netdef.CPU {

@@ -122,7 +122,7 @@ func Implementations(typ string) []Implementation {
 // the comma-separated engines first and falling back to the default one, as
 // Caffe2 does (unknown engines fall back silently), then to the default
 // implementation for any device.
-func lookup(typ string, deviceType netdef.DeviceType, engines string) (Factory, string, bool) {
+func lookup(typ string, deviceType netdef.DeviceType, engines string) (Factory, Implementation, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
 	if engines != "" {
@@ -131,16 +131,17 @@ func lookup(typ string, deviceType netdef.DeviceType, engines string) (Factory, 
 			if e == "" {
 				continue
 			}
-			if f, ok := registry.impls[Implementation{typ, deviceType, e}]; ok {
-				return f, e, true
+			if k := (Implementation{typ, deviceType, e}); registry.impls[k] != nil {
+				return registry.impls[k], k, true
 			}
 		}
 	}
-	if f, ok := registry.impls[Implementation{typ, deviceType, ""}]; ok {
-		return f, "", true
+	for _, k := range []Implementation{{typ, deviceType, ""}, {typ, AnyDevice, ""}} {
+		if f := registry.impls[k]; f != nil {
+			return f, k, true
+		}
 	}
-	f, ok := registry.impls[Implementation{typ, AnyDevice, ""}]
-	return f, "", ok
+	return nil, Implementation{}, false
 }
 
 // IsOperator reports whether typ has a default implementation on any device.
