@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/devicescope/devicetest"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -43,6 +45,73 @@ func init() {
 	operators.MustRegister("TestInc", devicetest.Type, "", func(b *operators.Base) (operators.Operator, error) {
 		return &devIncOp{Base: b, host: blob.MustFromSlice([]float32{})}, nil
 	})
+	for _, typ := range []string{"Relu", "UniformFill", "Add", "FC"} {
+		operators.MustRegister(typ, devicetest.Type, "", operators.HostFallback)
+	}
+}
+
+// TestHostFallback runs CPU implementations on the test device through
+// operators.HostFallback: results equal the CPU's (random fillers draw the
+// same numbers from the same seed), outputs live on the device, in-place
+// use works, and a steady-state run allocates nothing on the device.
+func TestHostFallback(t *testing.T) {
+	dev := devicetest.Option(0)
+	build := func(ws *workspace.Workspace, opt *netdef.DeviceOption) *netdef.Net {
+		n := netdef.NewNet("fallback")
+		fill := n.Op("UniformFill", nil, []string{"w"}, netdef.ArgInts("shape", 3, 4), netdef.ArgFloat("min", -1), netdef.ArgFloat("max", 1))
+		fill.DeviceOption = &netdef.DeviceOption{}
+		if opt != nil {
+			fill.DeviceOption = proto.Clone(opt).(*netdef.DeviceOption)
+		}
+		fill.DeviceOption.RandomSeed = proto.Uint32(7)
+		for _, op := range []*netdef.OperatorDef{
+			n.Op("FC", []string{"x", "w", "b"}, []string{"y"}),
+			n.Op("Relu", []string{"y"}, []string{"y"}),
+			n.Op("Add", []string{"y", "y"}, []string{"z"}),
+		} {
+			op.DeviceOption = opt
+		}
+		for name, v := range map[string][]float32{"x": {1, -2, 3, 0.5, -1, 2, 0, 1}, "b": {0.1, -0.2, 0.3}} {
+			shape := []int{2, 4}
+			if name == "b" {
+				shape = []int{3}
+			}
+			if err := ws.FeedBlob(name, blob.MustFromSlice(v, shape...), workspace.OnDevice(opt)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	cpuWS, devWS := workspace.New(""), workspace.New("")
+	cpuNet, devNet := build(cpuWS, nil), build(devWS, dev)
+	for _, c := range []struct {
+		ws  *workspace.Workspace
+		net *netdef.Net
+	}{{cpuWS, cpuNet}, {devWS, devNet}} {
+		if err := c.ws.CreateNet(c.net, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ws.RunNet(c.net.Name(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"w", "y", "z"} {
+		if devWS.GetBlob(name).Tensor().OnHost() {
+			t.Errorf("%s is in Go memory, not on the device", name)
+		}
+		want, _ := cpuWS.FetchBlob(name)
+		got, err := devWS.FetchBlob(name)
+		if err != nil || !slices.Equal(blob.Data[float32](got), blob.Data[float32](want)) || !slices.Equal(got.Dims(), want.Dims()) {
+			t.Errorf("%s on the device = %v %v (%v), on the CPU %v %v", name, got.Dims(), blob.Data[float32](got), err, want.Dims(), blob.Data[float32](want))
+		}
+	}
+	before := devicetest.Get(0).Allocations()
+	if err := devWS.RunNet(devNet.Name(), 3); err != nil {
+		t.Fatal(err)
+	}
+	if n := devicetest.Get(0).Allocations() - before; n != 0 {
+		t.Errorf("steady-state runs allocated %d device blocks", n)
+	}
 }
 
 // TestDeviceFeedFetch feeds onto a device with memory of its own, runs a
