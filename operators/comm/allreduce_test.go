@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
 	_ "github.com/caffe2go/caffe2go/operators/math" // Sum, the reference
 	"github.com/caffe2go/caffe2go/operators/optest"
 	_ "github.com/caffe2go/caffe2go/operators/tensor" // Copy, the reference
@@ -28,6 +32,52 @@ func names(n int) []string {
 		out[i] = fmt.Sprintf("cpu_%d/fc_w_grad", i)
 	}
 	return out
+}
+
+// engine is one registered Allreduce implementation that this machine can
+// run.
+type engine struct {
+	impl operators.Implementation
+	dev  *netdef.DeviceOption // nil on the CPU
+}
+
+// engines returns every Allreduce implementation the registry holds for the
+// CPU and for the device types this machine has, so that a new engine (NCCL,
+// a peer-copy engine) is tested without editing the tests.
+func engines(t *testing.T) []engine {
+	t.Helper()
+	var out []engine
+	for _, impl := range operators.Implementations("Allreduce") {
+		var dev *netdef.DeviceOption
+		if impl.Device != netdef.CPU && impl.Device != operators.AnyDevice {
+			dev = netdef.NewDeviceOption(impl.Device, 0)
+			if _, err := devicescope.Get(dev); err != nil {
+				continue
+			}
+		}
+		out = append(out, engine{impl, dev})
+	}
+	if len(out) == 0 {
+		t.Fatal("no Allreduce implementation is registered")
+	}
+	return out
+}
+
+// def returns an Allreduce over in (in place) on e's device with e's engine.
+func (e engine) def(in ...string) *netdef.OperatorDef {
+	def := netdef.NewOperator("Allreduce", in, in)
+	def.DeviceOption = e.dev
+	if e.impl.Engine != "" {
+		def.Engine = proto.String(e.impl.Engine)
+	}
+	return def
+}
+
+// exact reports whether e must reproduce the reference bit for bit: the
+// CPU's tree engines add in the order the reference does, where any other
+// engine may round differently.
+func (e engine) exact() bool {
+	return e.impl.Device == netdef.CPU && (e.impl.Engine == "" || e.impl.Engine == SumTree)
 }
 
 func replicas(rng *rand.Rand, dtype blob.DataType, n int, dims ...int) []*blob.Tensor {
@@ -92,16 +142,13 @@ func caffe2Tree(t *testing.T, in []*blob.Tensor) []*blob.Tensor {
 
 func TestAllreduce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, engine := range []string{"", SumTree, Ring} {
+	for _, e := range engines(t) {
 		for _, dtype := range []blob.DataType{blob.Float32, blob.Float64} {
 			for _, n := range []int{1, 2, 3, 4, 5, 8, 16, 17} {
 				for _, dims := range [][]int{{0}, {1}, {7}, {3, 5}, {64, 33}, {500, 301}} {
-					name := fmt.Sprintf("%q/%v/%d replicas/%v", engine, dtype, n, dims)
+					name := fmt.Sprintf("%v/%v/%d replicas/%v", e.impl, dtype, n, dims)
 					in := replicas(rng, dtype, n, dims...)
-					bs := names(n)
-					def := netdef.NewOperator("Allreduce", bs, bs)
-					def.Engine = &engine
-					got := optest.MustRunOp(t, def, in...)
+					got := optest.MustRunOp(t, e.def(names(n)...), in...)
 					want := caffe2Tree(t, in)
 					for d := range got {
 						g, w := got[d].AsFloat64s(), want[d].AsFloat64s()
@@ -110,7 +157,7 @@ func TestAllreduce(t *testing.T) {
 						}
 						for i := range g {
 							diff := math.Abs(g[i] - w[i])
-							if engine != Ring && diff != 0 || diff > 1e-5*(1+math.Abs(w[i])) {
+							if e.exact() && diff != 0 || diff > 1e-5*(1+math.Abs(w[i])) {
 								t.Fatalf("%s: replica %d element %d = %v, want %v", name, d, i, g[i], w[i])
 							}
 						}
@@ -136,12 +183,12 @@ func TestAllreduceErrors(t *testing.T) {
 		{"not in place", []string{"a", "b"}, []string{"c", "d"}, []*blob.Tensor{f(2), f(2)}, "in place"},
 		{"fewer outputs", []string{"a", "b"}, []string{"a"}, []*blob.Tensor{f(2), f(2)}, "in place"},
 	} {
-		for _, engine := range []string{SumTree, Ring} {
-			def := netdef.NewOperator("Allreduce", tc.in, tc.out)
-			def.Engine = &engine
+		for _, e := range engines(t) {
+			def := e.def(tc.in...)
+			def.Output = tc.out
 			_, err := optest.RunOp(def, tc.tensor...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("%s, %s: error %v, want it to mention %q", tc.name, engine, err, tc.want)
+				t.Errorf("%s, %v: error %v, want it to mention %q", tc.name, e.impl, err, tc.want)
 			}
 		}
 	}
@@ -149,11 +196,24 @@ func TestAllreduceErrors(t *testing.T) {
 
 func TestAllreduceNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, engine := range []string{SumTree, Ring} {
-		bs := names(4)
-		def := netdef.NewOperator("Allreduce", bs, bs)
-		def.Engine = &engine
-		optest.AssertNoAllocs(t, def, replicas(rng, blob.Float32, 4, 1<<16)...)
+	for _, e := range engines(t) {
+		def := e.def(names(4)...)
+		// Fed like optest.RunOp, on the engine's device (optest.Steady
+		// feeds Go memory).
+		w := optest.NewWorkspace()
+		for i, x := range replicas(rng, blob.Float32, 4, 1<<16) {
+			if err := w.FeedInput(def, i, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		op, err := operators.Create(def, w, -1)
+		if err != nil {
+			t.Fatalf("%v: %v", e.impl, err)
+		}
+		if err := op.Run(); err != nil {
+			t.Fatalf("%v: %v", e.impl, err)
+		}
+		optest.AssertOpNoAllocs(t, op)
 	}
 }
 
