@@ -13,6 +13,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type:      "LearningRate",
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+		CPUInputs: []int{0}, // the iteration counter
 		Args: []operators.ArgSpec{
 			{Name: "base_lr", Doc: "base learning rate (required)"},
 			{Name: "policy", Doc: "learning rate policy (required)"},

@@ -51,6 +51,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type:      "SparseAdam",
 		MinInputs: 7, MaxInputs: 7, MinOutputs: 3, MaxOutputs: 3,
+		CPUInputs:      []int{6}, // the iteration counter
 		EnforceInplace: [][2]int{{0, 0}, {1, 1}, {2, 2}},
 		Args: []operators.ArgSpec{
 			{Name: "beta1", Default: 0.9},

@@ -34,6 +34,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type:      "Adam",
 		MinInputs: 6, MaxInputs: 6, MinOutputs: 3, MaxOutputs: 4,
+		CPUInputs:    []int{5}, // the iteration counter
 		AllowInplace: operators.InplacePairs([2]int{0, 0}, [2]int{1, 1}, [2]int{2, 2}),
 		Args: []operators.ArgSpec{
 			{Name: "beta1", Default: 0.9},
