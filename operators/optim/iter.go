@@ -21,6 +21,7 @@ func init() {
 		Type:      "Iter",
 		MinInputs: 0, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
 		EnforceInplace: [][2]int{{0, 0}},
+		CPUInputs:      []int{0}, CPUOutputs: []int{0}, // the counter, on any device
 		Doc: "Stores an int64 [1] counter on the CPU and increments it on every run. " +
 			"An empty blob starts at 0, so the first run leaves 1.",
 	}, func(b *operators.Base) (operators.Operator, error) { return &iterOp{b}, nil })
@@ -30,7 +31,8 @@ func init() {
 		Type:      "AtomicIter",
 		MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		EnforceInplace: [][2]int{{1, 0}},
-		Doc:            "Iter under a mutex: inputs (mutex, iter), output iter (in place).",
+		CPUInputs:      []int{1}, CPUOutputs: []int{0}, // the counter, on any device
+		Doc: "Iter under a mutex: inputs (mutex, iter), output iter (in place).",
 	}, func(b *operators.Base) (operators.Operator, error) { return &atomicIterOp{b}, nil })
 	operators.MustRegisterNoGradient("AtomicIter")
 
