@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -74,7 +75,7 @@ func convGradientMaker(grad string) operators.GradientMaker {
 // convBase is what Conv and ConvGradient share.
 type convBase struct {
 	*operators.Base
-	args  *convPoolArgs
+	args  *convargs.Args
 	shape []int // scratch for an output shape
 	sp    []int // scratch for output spatial sizes
 	l     layer
@@ -92,42 +93,42 @@ func (o *convBase) setup(x, w *blob.Tensor) (int, error) {
 	if w.NumDims() != x.NumDims() {
 		return 0, o.Errorf("filter (%q) has shape %v, but X (%q) has shape %v: they need the same number of dimensions", o.InputName(1), w.Dims(), o.InputName(0), x.Dims())
 	}
-	n, c, sp := spatial(x.Dims(), a.order)
-	win, err := a.window(sp)
+	n, c, sp := convargs.Spatial(x.Dims(), a.Order)
+	win, err := a.Window(sp)
 	if err != nil {
 		return 0, o.Errorf("X (%q) of shape %v: %v", o.InputName(0), x.Dims(), err)
 	}
 	m := w.Dim(0)
-	g := a.group
+	g := a.Group
 	if c%g != 0 || m%g != 0 {
 		return 0, o.Errorf("group %d does not divide the %d input channels of X (%q) of shape %v and the %d output channels of the filter (%q) of shape %v", g, c, o.InputName(0), x.Dims(), m, o.InputName(1), w.Dims())
 	}
 	wsp, wc := w.Dims()[2:], w.Dim(1)
-	if a.order == nhwc {
+	if a.Order == convargs.NHWC {
 		wsp, wc = w.Dims()[1:w.NumDims()-1], w.Dim(w.NumDims()-1)
 	}
 	ok := wc*g == c
 	for i, k := range wsp {
-		ok = ok && k == a.kernel[i]
+		ok = ok && k == a.Kernel[i]
 	}
 	if !ok {
 		o.shape = append(o.shape[:0], m)
-		if a.order == nchw {
+		if a.Order == convargs.NCHW {
 			o.shape = append(o.shape, c/g)
 		}
-		o.shape = append(o.shape, a.kernel...)
-		if a.order == nhwc {
+		o.shape = append(o.shape, a.Kernel...)
+		if a.Order == convargs.NHWC {
 			o.shape = append(o.shape, c/g)
 		}
-		return 0, o.Errorf("filter (%q) has shape %v, want %v for X (%q) of shape %v with %d channels, group %d, kernel %v and order %v", o.InputName(1), w.Dims(), o.shape, o.InputName(0), x.Dims(), c, g, a.kernel, a.order)
+		return 0, o.Errorf("filter (%q) has shape %v, want %v for X (%q) of shape %v with %d channels, group %d, kernel %v and order %v", o.InputName(1), w.Dims(), o.shape, o.InputName(0), x.Dims(), c, g, a.Kernel, a.Order)
 	}
-	o.l = newLayer(win, a.order, c, m, g)
+	o.l = newLayer(win, a.Order, c, m, g)
 	return n, nil
 }
 
 // outSpatial returns the layer's output spatial sizes (in o.sp).
 func (o *convBase) outSpatial() []int {
-	o.sp = o.l.win.outDims(o.sp[:0])
+	o.sp = o.l.win.OutDims(o.sp[:0])
 	return o.sp
 }
 
@@ -159,7 +160,7 @@ type convOp struct {
 }
 
 func newConv(b *operators.Base) (operators.Operator, error) {
-	a, err := parseConvPoolArgs(b, kindConv)
+	a, err := convargs.Parse(b, convargs.KindConv)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +185,7 @@ func (o *convOp) Run() error {
 			return o.Errorf("bias (%q) has shape %v, want [%d] for the filter (%q) of shape %v", o.InputName(2), bias.Dims(), l.m, o.InputName(1), w.Dims())
 		}
 	}
-	o.shape = imageShape(o.shape, l.order, n, l.m, o.outSpatial())
+	o.shape = convargs.ImageShape(o.shape, l.order, n, l.m, o.outSpatial())
 	y := o.Output(0)
 	if err := y.Init(x.DataType(), o.shape...); err != nil {
 		return o.Errorf("output %q: %v", o.OutputName(0), err)
@@ -237,7 +238,7 @@ type convGradOp struct {
 }
 
 func newConvGradient(b *operators.Base) (operators.Operator, error) {
-	a, err := parseConvPoolArgs(b, kindConv)
+	a, err := convargs.Parse(b, convargs.KindConv)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (o *convGradOp) Run() error {
 		return err
 	}
 	l := &o.l
-	o.shape = imageShape(o.shape, l.order, n, l.m, o.outSpatial())
+	o.shape = convargs.ImageShape(o.shape, l.order, n, l.m, o.outSpatial())
 	if !sameDims(dy.Dims(), o.shape) {
 		return o.Errorf("dY (%q) has shape %v, want %v for X (%q) of shape %v and the filter (%q) of shape %v", o.InputName(2), dy.Dims(), o.shape, o.InputName(0), x.Dims(), o.InputName(1), w.Dims())
 	}
@@ -335,7 +336,7 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, sides: s.sides, dw: s.dw}
 	if kind == convBackward {
 		s.job.img, s.job.side, s.job.dimg = x, dy, dx
-		if dx != nil && l.order == nchw {
+		if dx != nil && l.order == convargs.NCHW {
 			s.wt = grow(s.wt, len(w))
 			transposeFilter(l, w, s.wt)
 			s.job.wt = s.wt
@@ -343,7 +344,7 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	} else {
 		s.job.img, s.job.side, s.job.dside = dy, x, dx
 	}
-	if db != nil && l.order == nchw {
+	if db != nil && l.order == convargs.NCHW {
 		s.sums = grow(s.sums, n*len(db))
 		s.job.sums = s.sums
 	}
@@ -357,7 +358,7 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	s.job = batchJob[T]{}
 	switch {
 	case db == nil:
-	case l.order == nchw:
+	case l.order == convargs.NCHW:
 		foldSums(n, s.sums, db)
 	default:
 		biasGradNHWC(n, len(db), len(dy)/(n*len(db)), dy, db)

@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
@@ -40,44 +41,44 @@ type transposeArgs struct {
 	kernel, stride, adj, pads []int
 	implicit                  bool // legacy_pad VALID or SAME: no padding
 	group                     int
-	order                     order
+	order                     convargs.Order
 }
 
 func parseTransposeArgs(b *operators.Base) (*transposeArgs, error) {
-	legacy := int(b.ArgInt("legacy_pad", padNotSet))
+	legacy := int(b.ArgInt("legacy_pad", convargs.PadNotSet))
 	a := &transposeArgs{group: int(b.ArgInt("group", 1))}
 	var err error
-	if a.order, err = parseOrder(b.ArgString("order", "NCHW")); err != nil {
+	if a.order, err = convargs.ParseOrder(b.ArgString("order", "NCHW")); err != nil {
 		return nil, err
 	}
 	switch legacy {
-	case padNotSet:
-	case padValid, padSame:
+	case convargs.PadNotSet:
+	case convargs.PadValid, convargs.PadSame:
 		a.implicit = true
-		if explicitPads(b) {
+		if convargs.ExplicitPads(b) {
 			return nil, fmt.Errorf("if you use legacy padding VALID or SAME, you should not specify any specific padding values")
 		}
-	case padCaffeLegacyPool:
+	case convargs.PadCaffeLegacyPool:
 		return nil, fmt.Errorf("CAFFE_LEGACY_POOLING (legacy_pad 3) is no longer supported by ConvTranspose")
 	default:
 		return nil, fmt.Errorf("legacy_pad %d is not a LegacyPadding value", legacy)
 	}
-	a.kernel = pairArg(b, ints(b.ArgInts("kernels", nil)), "kernel", "kernel_h", "kernel_w")
-	a.stride = pairArg(b, ints(b.ArgInts("strides", nil)), "stride", "stride_h", "stride_w")
-	a.adj = pairArg(b, ints(b.ArgInts("adjs", nil)), "adj", "adj_h", "adj_w")
-	a.pads = padArgs(b)
+	a.kernel = convargs.PairArg(b, convargs.Ints(b.ArgInts("kernels", nil)), "kernel", "kernel_h", "kernel_w")
+	a.stride = convargs.PairArg(b, convargs.Ints(b.ArgInts("strides", nil)), "stride", "stride_h", "stride_w")
+	a.adj = convargs.PairArg(b, convargs.Ints(b.ArgInts("adjs", nil)), "adj", "adj_h", "adj_w")
+	a.pads = convargs.PadArgs(b)
 	if len(a.kernel) == 0 {
 		a.kernel = []int{0, 0}
 	}
 	nk := len(a.kernel)
 	if len(a.stride) == 0 {
-		a.stride = filled(nk, 1)
+		a.stride = convargs.Filled(nk, 1)
 	}
 	if len(a.pads) == 0 || a.implicit {
-		a.pads = filled(2*nk, 0)
+		a.pads = convargs.Filled(2*nk, 0)
 	}
 	if len(a.adj) == 0 {
-		a.adj = filled(nk, 0)
+		a.adj = convargs.Filled(nk, 0)
 	}
 	if len(a.stride) != nk || len(a.adj) != nk || len(a.pads) != 2*nk {
 		return nil, fmt.Errorf("strides %v, adjs %v and pads %v do not fit a %d-D kernel %v", a.stride, a.adj, a.pads, nk, a.kernel)
@@ -113,10 +114,10 @@ func (o *convTransposeBase) setup(x, w *blob.Tensor) (int, error) {
 	if len(a.kernel) != 2 {
 		return 0, o.Errorf("a %d-D kernel %v: ConvTranspose is 2-D", len(a.kernel), a.kernel)
 	}
-	n, m, sp := spatial(x.Dims(), a.order)
+	n, m, sp := convargs.Spatial(x.Dims(), a.order)
 	g := a.group
 	kh, kw, cg := w.Dim(2), w.Dim(3), w.Dim(1)
-	if a.order == nhwc {
+	if a.order == convargs.NHWC {
 		kh, kw, cg = w.Dim(1), w.Dim(2), w.Dim(3)
 	}
 	if w.Dim(0) != m || m%g != 0 || kh != a.kernel[0] || kw != a.kernel[1] {
@@ -130,15 +131,15 @@ func (o *convTransposeBase) setup(x, w *blob.Tensor) (int, error) {
 		}
 	}
 	ones := [2]int{1, 1}
-	win := newWindow(out[:], sp, a.kernel, a.stride, ones[:], a.pads[:2], a.pads[2:])
+	win := convargs.NewWindow(out[:], sp, a.kernel, a.stride, ones[:], a.pads[:2], a.pads[2:])
 	o.l = newLayer(win, a.order, cg*g, m, g)
 	return n, nil
 }
 
 // outShape returns Y's shape for n images (in o.shape).
 func (o *convTransposeBase) outShape(n int) []int {
-	o.sp = append(o.sp[:0], o.l.win.in[1], o.l.win.in[2])
-	o.shape = imageShape(o.shape, o.l.order, n, o.l.c, o.sp)
+	o.sp = append(o.sp[:0], o.l.win.In[1], o.l.win.In[2])
+	o.shape = convargs.ImageShape(o.shape, o.l.order, n, o.l.c, o.sp)
 	return o.shape
 }
 

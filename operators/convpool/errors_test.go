@@ -1,6 +1,7 @@
 package convpool
 
 import (
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func TestRunErrors(t *testing.T) {
 			[]string{"1 outputs", "no_bias"}},
 		{"pool too small", op("MaxPool", []string{"pool_in"}, []string{"Y"}, ai("kernel", 4), ai("stride", 2)), []*blob.Tensor{z(2, 3, 3, 9)},
 			[]string{`"pool_in"`, "[2 3 3 9]", "smaller than the dilated kernel 4"}},
-		{"pool VALID empty", op("AveragePool", []string{"pool_in"}, []string{"Y"}, ai("kernel", 5), ai("legacy_pad", padValid)), []*blob.Tensor{z(1, 1, 1, 9)},
+		{"pool VALID empty", op("AveragePool", []string{"pool_in"}, []string{"Y"}, ai("kernel", 5), ai("legacy_pad", convargs.PadValid)), []*blob.Tensor{z(1, 1, 1, 9)},
 			[]string{`"pool_in"`, "output size of -3"}},
 		{"pool gradient Y", op("MaxPoolGradient", []string{"X", "Y", "dY"}, []string{"dX"}, ai("kernel", 2)),
 			[]*blob.Tensor{z(1, 1, 4, 4), z(1, 1, 2, 2), z(1, 1, 3, 3)},

@@ -1,6 +1,7 @@
 package convpool
 
 import (
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
@@ -32,11 +33,11 @@ var goldenCases = []goldenCase{
 	{"convt_1x1", "ConvTranspose", []*netdef.Argument{ai("kernel", 1)}, []string{"X", "W", "b"}},
 	{"maxpool_k3s2p1", "MaxPool", []*netdef.Argument{ai("kernel", 3), ai("stride", 2), ai("pad", 1)}, []string{"X"}},
 	{"maxpool_k2s2", "MaxPool2D", []*netdef.Argument{ai("kernel", 2), ai("stride", 2)}, []string{"X"}},
-	{"maxpool_ceil", "MaxPool", []*netdef.Argument{ai("kernel", 3), ai("stride", 2), ai("pad", 1), ai("legacy_pad", padCaffeLegacyPool)}, []string{"X"}},
+	{"maxpool_ceil", "MaxPool", []*netdef.Argument{ai("kernel", 3), ai("stride", 2), ai("pad", 1), ai("legacy_pad", convargs.PadCaffeLegacyPool)}, []string{"X"}},
 	{"avgpool_k3s2p1", "AveragePool", []*netdef.Argument{ai("kernel", 3), ai("stride", 2), ai("pad", 1)}, []string{"X"}},
 	{"avgpool_rect", "AveragePool2D", []*netdef.Argument{ai("kernel_h", 3), ai("kernel_w", 2), ai("stride_h", 1), ai("stride_w", 2),
 		ai("pad_t", 1), ai("pad_l", 0), ai("pad_b", 1), ai("pad_r", 0)}, []string{"X"}},
-	{"avgpool_ceil", "AveragePool", []*netdef.Argument{ai("kernel", 3), ai("stride", 2), ai("pad", 1), ai("legacy_pad", padCaffeLegacyPool)}, []string{"X"}},
+	{"avgpool_ceil", "AveragePool", []*netdef.Argument{ai("kernel", 3), ai("stride", 2), ai("pad", 1), ai("legacy_pad", convargs.PadCaffeLegacyPool)}, []string{"X"}},
 	{"avgpool_global", "AveragePool", []*netdef.Argument{ai("global_pooling", 1)}, []string{"X"}},
 	{"maxpool_global", "MaxPool", []*netdef.Argument{ai("global_pooling", 1)}, []string{"X"}},
 	{"maxpool3d", "MaxPool3D", []*netdef.Argument{ais("kernels", 2, 3, 2), ais("strides", 2, 2, 1), ais("pads", 1, 1, 0, 1, 1, 0)}, []string{"X"}},

@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"slices"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestNumericGradients(t *testing.T) {
 			[]*blob.Tensor{randTensor(r, f, 2, 2, 7), randTensor(r, f, 3, 2, 3), randTensor(r, f, 3)}},
 		{"Conv3D NHWC", op("Conv3D", []string{"X", "W", "b"}, []string{"Y"}, astr("order", "NHWC"), ais("kernels", 2, 2, 2), ais("pads", 1, 0, 0, 0, 1, 0)),
 			[]*blob.Tensor{randTensor(r, f, 1, 3, 3, 3, 2), randTensor(r, f, 2, 2, 2, 2, 2), randTensor(r, f, 2)}},
-		{"Conv legacy SAME", op("Conv", []string{"X", "W", "b"}, []string{"Y"}, ai("kernel", 3), ai("stride", 2), ai("legacy_pad", padSame)),
+		{"Conv legacy SAME", op("Conv", []string{"X", "W", "b"}, []string{"Y"}, ai("kernel", 3), ai("stride", 2), ai("legacy_pad", convargs.PadSame)),
 			[]*blob.Tensor{randTensor(r, f, 1, 2, 6, 5), randTensor(r, f, 2, 2, 3, 3), randTensor(r, f, 2)}},
 		{"ConvTranspose NCHW", op("ConvTranspose", []string{"X", "W", "b"}, []string{"Y"}, ai("kernel", 3), ai("stride", 2), ai("pad", 1), ai("adj", 1)),
 			[]*blob.Tensor{randTensor(r, f, 2, 3, 3, 2), randTensor(r, f, 3, 2, 3, 3), randTensor(r, f, 2)}},
@@ -50,7 +51,7 @@ func TestNumericGradients(t *testing.T) {
 			[]*blob.Tensor{randTensor(r, f, 1, 2, 2, 3), randTensor(r, f, 2, 3, 2, 2)}},
 		{"MaxPool NCHW", op("MaxPool", []string{"X"}, []string{"Y"}, ai("kernel", 3), ai("stride", 2), ai("pad", 1)),
 			[]*blob.Tensor{randTensor(r, f, 2, 2, 5, 6)}},
-		{"MaxPool NHWC legacy", op("MaxPool", []string{"X"}, []string{"Y"}, astr("order", "NHWC"), ai("kernel", 3), ai("stride", 2), ai("legacy_pad", padCaffeLegacyPool)),
+		{"MaxPool NHWC legacy", op("MaxPool", []string{"X"}, []string{"Y"}, astr("order", "NHWC"), ai("kernel", 3), ai("stride", 2), ai("legacy_pad", convargs.PadCaffeLegacyPool)),
 			[]*blob.Tensor{randTensor(r, f, 2, 6, 5, 3)}},
 		{"MaxPool3D", op("MaxPool3D", []string{"X"}, []string{"Y"}, ais("kernels", 2, 2, 2), ais("strides", 1, 2, 2)),
 			[]*blob.Tensor{randTensor(r, f, 1, 2, 3, 4, 4)}},

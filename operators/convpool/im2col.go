@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
@@ -38,25 +39,25 @@ func rowRange(n, stride, off, size int) (lo, hi int) {
 // im2colShift and col2imShift then move each row with one contiguous copy
 // or add instead of one per output row, which for 32-wide rows (or 8-wide,
 // in the small layers) is several times faster.
-func (w *window) shiftable() bool {
-	return w.in[0] == 1 && w.out[0] == 1 && w.k[0] == 1 && w.s[1] == 1 && w.s[2] == 1 && w.out[2] == w.in[2]
+func shiftable(w *convargs.Window) bool {
+	return w.In[0] == 1 && w.Out[0] == 1 && w.K[0] == 1 && w.S[1] == 1 && w.S[2] == 1 && w.Out[2] == w.In[2]
 }
 
-// span returns, for the kernel offset (kh, kw) of a shiftable window, the
+// span returns, for the kernel offset (kh, kw) of a shiftable window w, the
 // offset of the input plane that the column row holds (input index =
 // output index + shift), the output positions [a, b) that the row's one
 // contiguous copy covers (empty when none is in the input), and the output
 // columns [lo, hi) that lie in the input: the others, within [a, b), are
 // the ones the copy wraps across row ends.
-func (w *window) span(kh, kw int) (shift, a, b, lo, hi int) {
-	offH, offW := kh*w.d[1]-w.pad[1], kw*w.d[2]-w.pad[2]
-	rlo, rhi := rowRange(w.out[1], 1, offH, w.in[1])
-	lo, hi = rowRange(w.out[2], 1, offW, w.in[2])
-	shift = offH*w.in[2] + offW
+func span(w *convargs.Window, kh, kw int) (shift, a, b, lo, hi int) {
+	offH, offW := kh*w.D[1]-w.Pad[1], kw*w.D[2]-w.Pad[2]
+	rlo, rhi := rowRange(w.Out[1], 1, offH, w.In[1])
+	lo, hi = rowRange(w.Out[2], 1, offW, w.In[2])
+	shift = offH*w.In[2] + offW
 	if rlo >= rhi || lo >= hi {
 		return shift, 0, 0, lo, hi
 	}
-	ow := w.out[2]
+	ow := w.Out[2]
 	return shift, rlo*ow + lo, (rhi-1)*ow + hi, lo, hi
 }
 
@@ -64,16 +65,16 @@ func (w *window) span(kh, kw int) (shift, a, b, lo, hi int) {
 // copy of the rows of the plane it sees, then zeros over the padding
 // (whole rows above and below, and the columns that the copy wrapped
 // across row ends).
-func im2colShift[T blob.Float](w *window, c int, img, col []T, ld int) {
-	ow, n := w.out[2], w.outSize
+func im2colShift[T blob.Float](w *convargs.Window, c int, img, col []T, ld int) {
+	ow, n := w.Out[2], w.OutSize
 	i := 0
 	for ch := 0; ch < c; ch++ {
-		plane := img[ch*w.inSize : (ch+1)*w.inSize]
-		for kh := 0; kh < w.k[1]; kh++ {
-			for kw := 0; kw < w.k[2]; kw++ {
+		plane := img[ch*w.InSize : (ch+1)*w.InSize]
+		for kh := 0; kh < w.K[1]; kh++ {
+			for kw := 0; kw < w.K[2]; kw++ {
 				dst := col[i : i+n]
 				i += ld
-				shift, a, b, lo, hi := w.span(kh, kw)
+				shift, a, b, lo, hi := span(w, kh, kw)
 				if a == b {
 					clear(dst)
 					continue
@@ -90,16 +91,16 @@ func im2colShift[T blob.Float](w *window, c int, img, col []T, ld int) {
 // col2imShift is col2imNCHW for a shiftable window. It zeroes the entries
 // of col that lie in the padding, so that each row of col is added to its
 // plane with one contiguous vector add: col is scratch to its callers.
-func col2imShift[T blob.Float](w *window, c int, col, img []T, ld int) {
-	ow, n := w.out[2], w.outSize
+func col2imShift[T blob.Float](w *convargs.Window, c int, col, img []T, ld int) {
+	ow, n := w.Out[2], w.OutSize
 	i := 0
 	for ch := 0; ch < c; ch++ {
-		plane := img[ch*w.inSize : (ch+1)*w.inSize]
-		for kh := 0; kh < w.k[1]; kh++ {
-			for kw := 0; kw < w.k[2]; kw++ {
+		plane := img[ch*w.InSize : (ch+1)*w.InSize]
+		for kh := 0; kh < w.K[1]; kh++ {
+			for kw := 0; kw < w.K[2]; kw++ {
 				src := col[i : i+n]
 				i += ld
-				shift, a, b, lo, hi := w.span(kh, kw)
+				shift, a, b, lo, hi := span(w, kh, kw)
 				if a == b {
 					continue
 				}
@@ -136,8 +137,8 @@ func zeroEdges[T blob.Float](col []T, ow, a, b, lo, hi int) {
 
 // im2colNCHW fills col, of row stride ld, from the c channels of one
 // image.
-func im2colNCHW[T blob.Float](w *window, c int, img, col []T, ld int) {
-	if w.shiftable() {
+func im2colNCHW[T blob.Float](w *convargs.Window, c int, img, col []T, ld int) {
+	if shiftable(w) {
 		im2colShift(w, c, img, col, ld)
 	} else {
 		im2colRows(w, c, img, col, ld)
@@ -145,30 +146,30 @@ func im2colNCHW[T blob.Float](w *window, c int, img, col []T, ld int) {
 }
 
 // im2colRows is im2colNCHW for any window, one output row at a time.
-func im2colRows[T blob.Float](w *window, c int, img, col []T, ld int) {
-	id, ih, iw := w.in[0], w.in[1], w.in[2]
-	od, oh, ow := w.out[0], w.out[1], w.out[2]
+func im2colRows[T blob.Float](w *convargs.Window, c int, img, col []T, ld int) {
+	id, ih, iw := w.In[0], w.In[1], w.In[2]
+	od, oh, ow := w.Out[0], w.Out[1], w.Out[2]
 	row := 0
 	for ch := 0; ch < c; ch++ {
-		plane := img[ch*w.inSize : (ch+1)*w.inSize]
-		for kd := 0; kd < w.k[0]; kd++ {
-			offD := kd*w.d[0] - w.pad[0]
-			for kh := 0; kh < w.k[1]; kh++ {
-				offH := kh*w.d[1] - w.pad[1]
-				for kw := 0; kw < w.k[2]; kw++ {
-					offW := kw*w.d[2] - w.pad[2]
+		plane := img[ch*w.InSize : (ch+1)*w.InSize]
+		for kd := 0; kd < w.K[0]; kd++ {
+			offD := kd*w.D[0] - w.Pad[0]
+			for kh := 0; kh < w.K[1]; kh++ {
+				offH := kh*w.D[1] - w.Pad[1]
+				for kw := 0; kw < w.K[2]; kw++ {
+					offW := kw*w.D[2] - w.Pad[2]
 					i := row * ld
 					row++
-					lo, hi := rowRange(ow, w.s[2], offW, iw)
+					lo, hi := rowRange(ow, w.S[2], offW, iw)
 					for y := 0; y < od; y++ {
-						z := y*w.s[0] + offD
+						z := y*w.S[0] + offD
 						if z < 0 || z >= id {
 							clear(col[i : i+oh*ow])
 							i += oh * ow
 							continue
 						}
 						for r := 0; r < oh; r++ {
-							h := r*w.s[1] + offH
+							h := r*w.S[1] + offH
 							dst := col[i : i+ow]
 							i += ow
 							if h < 0 || h >= ih {
@@ -178,7 +179,7 @@ func im2colRows[T blob.Float](w *window, c int, img, col []T, ld int) {
 							row := plane[(z*ih+h)*iw : (z*ih+h+1)*iw]
 							clear(dst[:lo])
 							clear(dst[hi:])
-							if s := w.s[2]; s == 1 {
+							if s := w.S[2]; s == 1 {
 								copy(dst[lo:hi], row[lo+offW:hi+offW])
 							} else {
 								for x := lo; x < hi; x++ {
@@ -196,8 +197,8 @@ func im2colRows[T blob.Float](w *window, c int, img, col []T, ld int) {
 // col2imNCHW adds col, of row stride ld, back into the c channels of one
 // image (the adjoint of im2colNCHW); img must be zeroed by the caller. It
 // may overwrite col.
-func col2imNCHW[T blob.Float](w *window, c int, col, img []T, ld int) {
-	if w.shiftable() {
+func col2imNCHW[T blob.Float](w *convargs.Window, c int, col, img []T, ld int) {
+	if shiftable(w) {
 		col2imShift(w, c, col, img, ld)
 	} else {
 		col2imRows(w, c, col, img, ld)
@@ -205,36 +206,36 @@ func col2imNCHW[T blob.Float](w *window, c int, col, img []T, ld int) {
 }
 
 // col2imRows is col2imNCHW for any window, one output row at a time.
-func col2imRows[T blob.Float](w *window, c int, col, img []T, ld int) {
-	id, ih, iw := w.in[0], w.in[1], w.in[2]
-	od, oh, ow := w.out[0], w.out[1], w.out[2]
+func col2imRows[T blob.Float](w *convargs.Window, c int, col, img []T, ld int) {
+	id, ih, iw := w.In[0], w.In[1], w.In[2]
+	od, oh, ow := w.Out[0], w.Out[1], w.Out[2]
 	row := 0
 	for ch := 0; ch < c; ch++ {
-		plane := img[ch*w.inSize : (ch+1)*w.inSize]
-		for kd := 0; kd < w.k[0]; kd++ {
-			offD := kd*w.d[0] - w.pad[0]
-			for kh := 0; kh < w.k[1]; kh++ {
-				offH := kh*w.d[1] - w.pad[1]
-				for kw := 0; kw < w.k[2]; kw++ {
-					offW := kw*w.d[2] - w.pad[2]
+		plane := img[ch*w.InSize : (ch+1)*w.InSize]
+		for kd := 0; kd < w.K[0]; kd++ {
+			offD := kd*w.D[0] - w.Pad[0]
+			for kh := 0; kh < w.K[1]; kh++ {
+				offH := kh*w.D[1] - w.Pad[1]
+				for kw := 0; kw < w.K[2]; kw++ {
+					offW := kw*w.D[2] - w.Pad[2]
 					i := row * ld
 					row++
-					lo, hi := rowRange(ow, w.s[2], offW, iw)
+					lo, hi := rowRange(ow, w.S[2], offW, iw)
 					for y := 0; y < od; y++ {
-						z := y*w.s[0] + offD
+						z := y*w.S[0] + offD
 						if z < 0 || z >= id {
 							i += oh * ow
 							continue
 						}
 						for r := 0; r < oh; r++ {
-							h := r*w.s[1] + offH
+							h := r*w.S[1] + offH
 							src := col[i : i+ow]
 							i += ow
 							if h < 0 || h >= ih {
 								continue
 							}
 							row := plane[(z*ih+h)*iw : (z*ih+h+1)*iw]
-							if s := w.s[2]; s == 1 {
+							if s := w.S[2]; s == 1 {
 								dst := row[lo+offW : hi+offW]
 								for x, v := range src[lo:hi] {
 									dst[x] += v
@@ -253,20 +254,20 @@ func col2imRows[T blob.Float](w *window, c int, col, img []T, ld int) {
 }
 
 // im2colNHWC fills col from one image of c channels in g groups.
-func im2colNHWC[T blob.Float](w *window, c, g int, img, col []T) {
-	id, ih, iw := w.in[0], w.in[1], w.in[2]
+func im2colNHWC[T blob.Float](w *convargs.Window, c, g int, img, col []T) {
+	id, ih, iw := w.In[0], w.In[1], w.In[2]
 	cg := c / g
 	i := 0
-	for y := 0; y < w.out[0]; y++ {
-		for r := 0; r < w.out[1]; r++ {
-			for x := 0; x < w.out[2]; x++ {
+	for y := 0; y < w.Out[0]; y++ {
+		for r := 0; r < w.Out[1]; r++ {
+			for x := 0; x < w.Out[2]; x++ {
 				for grp := 0; grp < g; grp++ {
-					for kd := 0; kd < w.k[0]; kd++ {
-						z := y*w.s[0] - w.pad[0] + kd*w.d[0]
-						for kh := 0; kh < w.k[1]; kh++ {
-							h := r*w.s[1] - w.pad[1] + kh*w.d[1]
-							for kw := 0; kw < w.k[2]; kw++ {
-								v := x*w.s[2] - w.pad[2] + kw*w.d[2]
+					for kd := 0; kd < w.K[0]; kd++ {
+						z := y*w.S[0] - w.Pad[0] + kd*w.D[0]
+						for kh := 0; kh < w.K[1]; kh++ {
+							h := r*w.S[1] - w.Pad[1] + kh*w.D[1]
+							for kw := 0; kw < w.K[2]; kw++ {
+								v := x*w.S[2] - w.Pad[2] + kw*w.D[2]
 								dst := col[i : i+cg]
 								i += cg
 								if z < 0 || z >= id || h < 0 || h >= ih || v < 0 || v >= iw {
@@ -286,20 +287,20 @@ func im2colNHWC[T blob.Float](w *window, c, g int, img, col []T) {
 
 // col2imNHWC adds col back into one image (the adjoint of im2colNHWC); img
 // must be zeroed by the caller.
-func col2imNHWC[T blob.Float](w *window, c, g int, col, img []T) {
-	id, ih, iw := w.in[0], w.in[1], w.in[2]
+func col2imNHWC[T blob.Float](w *convargs.Window, c, g int, col, img []T) {
+	id, ih, iw := w.In[0], w.In[1], w.In[2]
 	cg := c / g
 	i := 0
-	for y := 0; y < w.out[0]; y++ {
-		for r := 0; r < w.out[1]; r++ {
-			for x := 0; x < w.out[2]; x++ {
+	for y := 0; y < w.Out[0]; y++ {
+		for r := 0; r < w.Out[1]; r++ {
+			for x := 0; x < w.Out[2]; x++ {
 				for grp := 0; grp < g; grp++ {
-					for kd := 0; kd < w.k[0]; kd++ {
-						z := y*w.s[0] - w.pad[0] + kd*w.d[0]
-						for kh := 0; kh < w.k[1]; kh++ {
-							h := r*w.s[1] - w.pad[1] + kh*w.d[1]
-							for kw := 0; kw < w.k[2]; kw++ {
-								v := x*w.s[2] - w.pad[2] + kw*w.d[2]
+					for kd := 0; kd < w.K[0]; kd++ {
+						z := y*w.S[0] - w.Pad[0] + kd*w.D[0]
+						for kh := 0; kh < w.K[1]; kh++ {
+							h := r*w.S[1] - w.Pad[1] + kh*w.D[1]
+							for kw := 0; kw < w.K[2]; kw++ {
+								v := x*w.S[2] - w.Pad[2] + kw*w.D[2]
 								src := col[i : i+cg]
 								i += cg
 								if z < 0 || z >= id || h < 0 || h >= ih || v < 0 || v >= iw {

@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"github.com/caffe2go/caffe2go/operators/internal/vec"
 	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
 )
@@ -13,8 +14,8 @@ import (
 // [m, c/groups, k…] (NCHW) or [m, k…, c/groups] (NHWC): per group an
 // (m/groups) × kdim matrix.
 type layer struct {
-	win     window
-	order   order
+	win     convargs.Window
+	order   convargs.Order
 	c, m    int
 	groups  int
 	kdim    int // (c/groups)·kSize: the filter row length
@@ -55,19 +56,19 @@ const batchCols = 256
 // image at a time.
 func (l *layer) setBatch(kind jobKind, n, parts int) {
 	l.batch = 1
-	if kind == convBackward && l.order == nchw && !l.win.oneByOne && l.win.outSize < batchCols {
-		l.batch = min((batchCols+l.win.outSize-1)/l.win.outSize, (n+parts-1)/parts)
+	if kind == convBackward && l.order == convargs.NCHW && !l.win.OneByOne && l.win.OutSize < batchCols {
+		l.batch = min((batchCols+l.win.OutSize-1)/l.win.OutSize, (n+parts-1)/parts)
 	}
 }
 
-func newLayer(w window, o order, c, m, groups int) layer {
+func newLayer(w convargs.Window, o convargs.Order, c, m, groups int) layer {
 	return layer{
 		win: w, order: o, c: c, m: m, groups: groups,
-		kdim:    c / groups * w.kSize,
-		imgLen:  c * w.inSize,
-		sideLen: m * w.outSize,
-		colLen:  c * w.kSize * w.outSize,
-		dwT:     o == nchw && transposedFits(m/groups, c/groups*w.kSize),
+		kdim:    c / groups * w.KSize,
+		imgLen:  c * w.InSize,
+		sideLen: m * w.OutSize,
+		colLen:  c * w.KSize * w.OutSize,
+		dwT:     o == convargs.NCHW && transposedFits(m/groups, c/groups*w.KSize),
 	}
 }
 
@@ -84,10 +85,10 @@ func transposedFits(mg, kdim int) bool {
 // filled. NCHW columns have row stride ld (outSize, or more for a group of
 // images side by side).
 func im2col[T blob.Float](l *layer, img, col []T, ld int) []T {
-	if l.win.oneByOne {
+	if l.win.OneByOne {
 		return img
 	}
-	if l.order == nchw {
+	if l.order == convargs.NCHW {
 		im2colNCHW(&l.win, l.c, img, col, ld)
 		return col
 	}
@@ -100,7 +101,7 @@ func im2col[T blob.Float](l *layer, img, col []T, ld int) []T {
 // ld, NCHW), which it may overwrite.
 func col2im[T blob.Float](l *layer, col, img []T, ld int) {
 	clear(img[:l.imgLen])
-	if l.order == nchw {
+	if l.order == convargs.NCHW {
 		col2imNCHW(&l.win, l.c, col, img, ld)
 	} else {
 		col2imNHWC(&l.win, l.c, l.groups, col, img)
@@ -121,7 +122,7 @@ func mulW[T blob.Float](l *layer, w, b, col []T, ldCol int, side []T, n int) {
 	}
 	for g := 0; g < l.groups; g++ {
 		wg := w[g*mg*k:]
-		if l.order == nchw {
+		if l.order == convargs.NCHW {
 			gemm.Gemm(l.threads, false, false, mg, n, k, 1, wg, k, col[g*k*ldCol:], ldCol, beta, side[g*mg*n:], n)
 		} else {
 			gemm.Gemm(l.threads, false, true, n, mg, k, 1, col[g*k:], l.groups*k, wg, k, beta, side[g*mg:], l.m)
@@ -134,8 +135,8 @@ func mulW[T blob.Float](l *layer, w, b, col []T, ldCol int, side []T, n int) {
 // which copies a filled prefix instead of storing one element at a time,
 // a gain for the convnet benchmark's forward convolutions, the
 // 3→32-channel one most.
-func fillBias[T blob.Float](o order, size, channels int, b, img []T) {
-	if o == nchw {
+func fillBias[T blob.Float](o convargs.Order, size, channels int, b, img []T) {
+	if o == convargs.NCHW {
 		for ch, v := range b {
 			vec.Fill(img[ch*size:(ch+1)*size], v)
 		}
@@ -157,7 +158,7 @@ func mulWT[T blob.Float](l *layer, w, wt, side, col []T, n int) {
 		switch {
 		case wt != nil:
 			gemm.Gemm(l.threads, false, false, k, n, mg, 1, wt[g*mg*k:], mg, side[g*mg*n:], n, 0, col[g*k*n:], n)
-		case l.order == nchw:
+		case l.order == convargs.NCHW:
 			gemm.Gemm(l.threads, true, false, k, n, mg, 1, wg, k, side[g*mg*n:], n, 0, col[g*k*n:], n)
 		default:
 			gemm.Gemm(l.threads, false, false, n, k, mg, 1, side[g*mg:], l.m, wg, k, 0, col[g*k:], l.groups*k)
@@ -197,7 +198,7 @@ func accDW[T blob.Float](l *layer, side, col, dw []T, n int) {
 		switch {
 		case l.dwT:
 			gemm.Gemm(l.threads, false, true, k, mg, n, 1, col[g*k*n:], n, side[g*mg*n:], n, 1, dg, mg)
-		case l.order == nchw:
+		case l.order == convargs.NCHW:
 			gemm.Gemm(l.threads, false, true, mg, k, n, 1, side[g*mg*n:], n, col[g*k*n:], n, 1, dg, k)
 		default:
 			gemm.Gemm(l.threads, true, false, mg, k, n, 1, side[g*mg:], l.m, col[g*k:], l.groups*k, 1, dg, k)
@@ -291,13 +292,13 @@ func (j *batchJob[T]) RunRange(part, lo, hi int) {
 // runImage runs image n with part's scratch.
 func (j *batchJob[T]) runImage(part, n int) {
 	l := j.l
-	col, size := j.cols[part], l.win.outSize
+	col, size := j.cols[part], l.win.OutSize
 	img := j.img[n*l.imgLen : (n+1)*l.imgLen]
 	side := j.side[n*l.sideLen : (n+1)*l.sideLen]
 	switch j.kind {
 	case convForward:
 		ld := size
-		if !l.win.oneByOne && l.order == nchw {
+		if !l.win.OneByOne && l.order == convargs.NCHW {
 			ld = size + fwdPad
 		}
 		mulW(l, j.w, j.b, im2col(l, img, col, ld), ld, side, size)
@@ -305,7 +306,7 @@ func (j *batchJob[T]) runImage(part, n int) {
 		accDW(l, side, im2col(l, img, col, size), j.dw[part], size)
 		if j.dimg != nil {
 			dimg := j.dimg[n*l.imgLen : (n+1)*l.imgLen]
-			if l.win.oneByOne {
+			if l.win.OneByOne {
 				mulWT(l, j.w, j.wt, side, dimg, size)
 			} else {
 				mulWT(l, j.w, j.wt, side, col, size)
@@ -313,7 +314,7 @@ func (j *batchJob[T]) runImage(part, n int) {
 			}
 		}
 	case transForward:
-		if l.win.oneByOne {
+		if l.win.OneByOne {
 			mulWT(l, j.w, nil, side, img, size)
 		} else {
 			mulWT(l, j.w, nil, side, col, size)
@@ -333,7 +334,7 @@ func (j *batchJob[T]) runImage(part, n int) {
 		if j.kind == convBackward {
 			planeSums(side, size, j.sums[n*l.m:(n+1)*l.m])
 		} else {
-			planeSums(img, l.win.inSize, j.sums[n*l.c:(n+1)*l.c])
+			planeSums(img, l.win.InSize, j.sums[n*l.c:(n+1)*l.c])
 		}
 	}
 }
@@ -344,7 +345,7 @@ func (j *batchJob[T]) runImage(part, n int) {
 // part's side buffer, [m][g·outSize]. See layer.setBatch for why.
 func (j *batchJob[T]) runGroup(part, n0, g int) {
 	l := j.l
-	size := l.win.outSize
+	size := l.win.OutSize
 	cols := g * size
 	col, side := j.cols[part], j.sides[part]
 	for i := range g {
@@ -370,8 +371,8 @@ func (j *batchJob[T]) runGroup(part, n0, g int) {
 
 // addBiasImage adds b[ch] to channel ch of one image-side image.
 func addBiasImage[T blob.Float](l *layer, b, img []T) {
-	n := l.win.inSize
-	if l.order == nchw {
+	n := l.win.InSize
+	if l.order == convargs.NCHW {
 		for ch, v := range b {
 			row := img[ch*n : (ch+1)*n]
 			for i := range row {
@@ -414,7 +415,7 @@ type scratch[T blob.Float] struct {
 func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int) {
 	s.cols = grow(s.cols, parts)
 	for i := range s.cols {
-		if !l.win.oneByOne {
+		if !l.win.OneByOne {
 			s.cols[i] = grow(s.cols[i], l.batch*l.colLen+l.kdim*l.groups*fwdPad)
 		}
 	}

@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
@@ -55,21 +56,21 @@ type padBase struct {
 	*operators.Base
 	mode                     padMode
 	value                    float32
-	order                    order
+	order                    convargs.Order
 	top, left, bottom, right int
 	shape                    []int
 }
 
 func newPadBase(b *operators.Base) (padBase, error) {
-	a, err := parseConvPoolArgs(b, kindPad)
+	a, err := convargs.Parse(b, convargs.KindPad)
 	if err != nil {
 		return padBase{}, err
 	}
-	if len(a.pads) != 4 {
-		return padBase{}, fmt.Errorf("pads %v: PadImage pads two spatial dimensions (want pad_t, pad_l, pad_b, pad_r)", a.pads)
+	if len(a.Pads) != 4 {
+		return padBase{}, fmt.Errorf("pads %v: PadImage pads two spatial dimensions (want pad_t, pad_l, pad_b, pad_r)", a.Pads)
 	}
-	p := padBase{Base: b, order: a.order, value: b.ArgFloat("value", 0),
-		top: a.pads[0], left: a.pads[1], bottom: a.pads[2], right: a.pads[3]}
+	p := padBase{Base: b, order: a.Order, value: b.ArgFloat("value", 0),
+		top: a.Pads[0], left: a.Pads[1], bottom: a.Pads[2], right: a.Pads[3]}
 	switch m := b.ArgString("mode", "constant"); m {
 	case "constant":
 		p.mode = padConstant
@@ -90,7 +91,7 @@ func (o *padBase) dims(t *blob.Tensor, name int) (n, c, h, w int, err error) {
 		return 0, 0, 0, 0, o.Errorf("input %d (%q) has shape %v: PadImage wants a 4-D tensor", name, o.InputName(name), t.Dims())
 	}
 	d := t.Dims()
-	if o.order == nhwc {
+	if o.order == convargs.NHWC {
 		return d[0], d[3], d[1], d[2], nil
 	}
 	return d[0], d[1], d[2], d[3], nil
@@ -141,7 +142,7 @@ func (o *padImageOp) Run() error {
 	if err := o.checkSizes(h, w, ph, pw); err != nil {
 		return err
 	}
-	o.shape = imageShape(o.shape, o.order, n, c, []int{ph, pw})
+	o.shape = convargs.ImageShape(o.shape, o.order, n, c, []int{ph, pw})
 	y := o.Output(0)
 	if err := y.Init(x.DataType(), o.shape...); err != nil {
 		return o.Errorf("output %q: %v", o.OutputName(0), err)
@@ -158,7 +159,7 @@ func (o *padImageOp) Run() error {
 func padImage[T blob.Float](o *padBase, n, c, h, w int, x, y []T) {
 	ph, pw := h+o.top+o.bottom, w+o.left+o.right
 	fill := T(o.value)
-	if o.order == nchw {
+	if o.order == convargs.NCHW {
 		for p := 0; p < n*c; p++ {
 			src := x[p*h*w : (p+1)*h*w]
 			dst := y[p*ph*pw : (p+1)*ph*pw]
@@ -227,7 +228,7 @@ func (o *padImageGradOp) Run() error {
 	if err := o.checkSizes(h, w, ph, pw); err != nil {
 		return err
 	}
-	o.shape = imageShape(o.shape, o.order, n, c, []int{h, w})
+	o.shape = convargs.ImageShape(o.shape, o.order, n, c, []int{h, w})
 	dx := o.Output(0)
 	if err := dx.Init(dy.DataType(), o.shape...); err != nil {
 		return o.Errorf("output %q: %v", o.OutputName(0), err)
@@ -248,7 +249,7 @@ func padImageGrad[T blob.Float](o *padBase, n, c, h, w int, dy, dx []T) {
 	// Unit strides: NCHW walks n·c planes of single elements, NHWC n images
 	// of c-element pixels.
 	planes, ch := n*c, 1
-	if o.order == nhwc {
+	if o.order == convargs.NHWC {
 		planes, ch = n, c
 	}
 	for p := 0; p < planes; p++ {

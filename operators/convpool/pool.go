@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"math"
 	"unsafe"
 
@@ -65,11 +66,11 @@ func init() {
 // poolBase is what the pooling operators and their gradients share.
 type poolBase struct {
 	*operators.Base
-	args      *convPoolArgs
+	args      *convargs.Args
 	isMax     bool
 	withIndex bool // MaxPoolWithIndex: 2-D NCHW, with an index output
 	countPad  bool // count_include_pad
-	win       window
+	win       convargs.Window
 	c         int
 	shape, sp []int
 	j32       poolJob[float32]
@@ -77,11 +78,11 @@ type poolBase struct {
 }
 
 func (o *poolBase) init(b *operators.Base, isMax, withIndex bool) error {
-	a, err := parseConvPoolArgs(b, kindPool)
+	a, err := convargs.Parse(b, convargs.KindPool)
 	if err != nil {
 		return err
 	}
-	if withIndex && a.order != nchw {
+	if withIndex && a.Order != convargs.NCHW {
 		return fmt.Errorf("MaxPoolWithIndex supports only the NCHW order")
 	}
 	o.Base, o.args, o.isMax, o.withIndex = b, a, isMax, withIndex
@@ -98,21 +99,21 @@ func (o *poolBase) setup(x *blob.Tensor) (int, []int, error) {
 	if o.withIndex && x.NumDims() != 4 {
 		return 0, nil, o.Errorf("X (%q) has shape %v: MaxPoolWithIndex supports only 4-D tensors", o.InputName(0), x.Dims())
 	}
-	n, c, sp := spatial(x.Dims(), o.args.order)
-	win, err := o.args.window(sp)
+	n, c, sp := convargs.Spatial(x.Dims(), o.args.Order)
+	win, err := o.args.Window(sp)
 	if err != nil {
 		return 0, nil, o.Errorf("X (%q) of shape %v: %v", o.InputName(0), x.Dims(), err)
 	}
 	o.win, o.c = win, c
 	o.sp = o.sp[:0]
-	if o.args.global {
+	if o.args.Global {
 		for range sp {
 			o.sp = append(o.sp, 1)
 		}
 	} else {
-		o.sp = win.outDims(o.sp)
+		o.sp = win.OutDims(o.sp)
 	}
-	o.shape = imageShape(o.shape, o.args.order, n, c, o.sp)
+	o.shape = convargs.ImageShape(o.shape, o.args.Order, n, c, o.sp)
 	return n, o.shape, nil
 }
 
@@ -130,30 +131,30 @@ type poolJob[T blob.Float] struct {
 func (j *poolJob[T]) RunRange(_, lo, hi int) {
 	o := j.o
 	w := &o.win
-	if o.args.order == nchw {
+	if o.args.Order == convargs.NCHW {
 		for p := lo; p < hi; p++ {
-			x := j.x[p*w.inSize : (p+1)*w.inSize]
+			x := j.x[p*w.InSize : (p+1)*w.InSize]
 			var idx []int32
 			if j.index != nil {
-				idx = j.index[p*w.outSize : (p+1)*w.outSize]
+				idx = j.index[p*w.OutSize : (p+1)*w.OutSize]
 			}
 			switch {
 			case j.grad && o.withIndex:
-				indexGradPlane(w, j.dy[p*w.outSize:(p+1)*w.outSize], idx, j.dx[p*w.inSize:(p+1)*w.inSize])
+				indexGradPlane(w, j.dy[p*w.OutSize:(p+1)*w.OutSize], idx, j.dx[p*w.InSize:(p+1)*w.InSize])
 			case j.grad:
-				poolGradNHWC(w, 1, o.isMax, o.countPad, x, j.y[p*w.outSize:(p+1)*w.outSize], j.dy[p*w.outSize:(p+1)*w.outSize], j.dx[p*w.inSize:(p+1)*w.inSize])
+				poolGradNHWC(w, 1, o.isMax, o.countPad, x, j.y[p*w.OutSize:(p+1)*w.OutSize], j.dy[p*w.OutSize:(p+1)*w.OutSize], j.dx[p*w.InSize:(p+1)*w.InSize])
 			default:
-				poolNHWC(w, 1, o.isMax, o.countPad, x, j.y[p*w.outSize:(p+1)*w.outSize], idx)
+				poolNHWC(w, 1, o.isMax, o.countPad, x, j.y[p*w.OutSize:(p+1)*w.OutSize], idx)
 			}
 		}
 		return
 	}
 	c := o.c
 	for n := lo; n < hi; n++ {
-		x := j.x[n*w.inSize*c : (n+1)*w.inSize*c]
-		y := j.y[n*w.outSize*c : (n+1)*w.outSize*c]
+		x := j.x[n*w.InSize*c : (n+1)*w.InSize*c]
+		y := j.y[n*w.OutSize*c : (n+1)*w.OutSize*c]
 		if j.grad {
-			poolGradNHWC(w, c, o.isMax, o.countPad, x, y, j.dy[n*w.outSize*c:(n+1)*w.outSize*c], j.dx[n*w.inSize*c:(n+1)*w.inSize*c])
+			poolGradNHWC(w, c, o.isMax, o.countPad, x, y, j.dy[n*w.OutSize*c:(n+1)*w.OutSize*c], j.dx[n*w.InSize*c:(n+1)*w.InSize*c])
 		} else {
 			poolNHWC(w, c, o.isMax, o.countPad, x, y, nil)
 		}
@@ -163,9 +164,9 @@ func (j *poolJob[T]) RunRange(_, lo, hi int) {
 // run splits the job over its units.
 func (j *poolJob[T]) run(n int) {
 	o := j.o
-	units, work := n*o.c, o.win.inSize+o.win.outSize
-	if o.args.order == nhwc {
-		units, work = n, (o.win.inSize+o.win.outSize)*o.c
+	units, work := n*o.c, o.win.InSize+o.win.OutSize
+	if o.args.Order == convargs.NHWC {
+		units, work = n, (o.win.InSize+o.win.OutSize)*o.c
 	}
 	parallel.Run(j, units, parallel.Parts(o.Threads(), units, units*work))
 	*j = poolJob[T]{}
@@ -173,10 +174,10 @@ func (j *poolJob[T]) run(n int) {
 
 // bounds returns the window of output position q along dimension i,
 // clipped to the input: [lo, hi).
-func bounds(w *window, i, q int) (lo, hi int) {
-	lo = q*w.s[i] - w.pad[i]
-	hi = min(lo+w.k[i], w.in[i])
-	lo = min(max(lo, 0), w.in[i])
+func bounds(w *convargs.Window, i, q int) (lo, hi int) {
+	lo = q*w.S[i] - w.Pad[i]
+	hi = min(lo+w.K[i], w.In[i])
+	lo = min(max(lo, 0), w.In[i])
 	return lo, max(lo, hi)
 }
 
@@ -193,7 +194,7 @@ func lowest[T blob.Float]() T {
 // poolNHWC pools one image of c interleaved channels (c = 1 for one NCHW
 // plane). With idx (one channel only), it also records the position of
 // each maximum: the first one, -1 for an empty window.
-func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, idx []int32) {
+func poolNHWC[T blob.Float](w *convargs.Window, c int, isMax, countPad bool, x, y []T, idx []int32) {
 	switch {
 	case idx != nil:
 		maxPlaneIndex(w, x, y, idx)
@@ -207,11 +208,11 @@ func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, id
 	}
 	low := lowest[T]()
 	q := 0
-	for od := 0; od < w.out[0]; od++ {
+	for od := 0; od < w.Out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
-		for oh := 0; oh < w.out[1]; oh++ {
+		for oh := 0; oh < w.Out[1]; oh++ {
 			h0, h1 := bounds(w, 1, oh)
-			for ow := 0; ow < w.out[2]; ow++ {
+			for ow := 0; ow < w.Out[2]; ow++ {
 				w0, w1 := bounds(w, 2, ow)
 				ys := y[q*c : (q+1)*c]
 				if isMax {
@@ -224,7 +225,7 @@ func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, id
 				for d := d0; d < d1; d++ {
 					for h := h0; h < h1; h++ {
 						for v := w0; v < w1; v++ {
-							p := (d*w.in[1]+h)*w.in[2] + v
+							p := (d*w.In[1]+h)*w.In[2] + v
 							xs := x[p*c : (p+1)*c]
 							if isMax {
 								for i, xv := range xs {
@@ -255,9 +256,9 @@ func poolNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y []T, id
 // avgDivisor returns what an average pool divides the sum of the window
 // [d0, d1)×[h0, h1)×[w0, w1) by: the kernel size, or with countPad false
 // the number of input positions in the window.
-func avgDivisor[T blob.Float](w *window, countPad bool, d0, d1, h0, h1, w0, w1 int) T {
+func avgDivisor[T blob.Float](w *convargs.Window, countPad bool, d0, d1, h0, h1, w0, w1 int) T {
 	if countPad {
-		return T(w.kSize)
+		return T(w.KSize)
 	}
 	return T((d1 - d0) * (h1 - h0) * (w1 - w0))
 }
@@ -267,14 +268,14 @@ func avgDivisor[T blob.Float](w *window, countPad bool, d0, d1, h0, h1, w0, w1 i
 // walking rows of the plane instead of channel slices of length one, which
 // is much faster (the convnet benchmark's global AveragePool and its
 // gradient).
-func avgPlane[T blob.Float](w *window, countPad bool, x, y []T) {
-	ih, iw := w.in[1], w.in[2]
+func avgPlane[T blob.Float](w *convargs.Window, countPad bool, x, y []T) {
+	ih, iw := w.In[1], w.In[2]
 	q := 0
-	for od := 0; od < w.out[0]; od++ {
+	for od := 0; od < w.Out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
-		for oh := 0; oh < w.out[1]; oh++ {
+		for oh := 0; oh < w.Out[1]; oh++ {
 			h0, h1 := bounds(w, 1, oh)
-			for ow := 0; ow < w.out[2]; ow++ {
+			for ow := 0; ow < w.Out[2]; ow++ {
 				w0, w1 := bounds(w, 2, ow)
 				var s T
 				for d := d0; d < d1; d++ {
@@ -296,15 +297,15 @@ func avgPlane[T blob.Float](w *window, countPad bool, x, y []T) {
 
 // avgGradPlane is poolGradNHWC for the average of one NCHW plane (see
 // avgPlane).
-func avgGradPlane[T blob.Float](w *window, countPad bool, dy, dx []T) {
+func avgGradPlane[T blob.Float](w *convargs.Window, countPad bool, dy, dx []T) {
 	clear(dx)
-	ih, iw := w.in[1], w.in[2]
+	ih, iw := w.In[1], w.In[2]
 	q := 0
-	for od := 0; od < w.out[0]; od++ {
+	for od := 0; od < w.Out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
-		for oh := 0; oh < w.out[1]; oh++ {
+		for oh := 0; oh < w.Out[1]; oh++ {
 			h0, h1 := bounds(w, 1, oh)
-			for ow := 0; ow < w.out[2]; ow++ {
+			for ow := 0; ow < w.Out[2]; ow++ {
 				w0, w1 := bounds(w, 2, ow)
 				scale := T(0)
 				if div := avgDivisor[T](w, countPad, d0, d1, h0, h1, w0, w1); div > 0 {
@@ -326,19 +327,19 @@ func avgGradPlane[T blob.Float](w *window, countPad bool, dy, dx []T) {
 }
 
 // maxPlane max-pools one NCHW plane.
-func maxPlane[T blob.Float](w *window, x, y []T) {
-	if w.pool2x2() {
+func maxPlane[T blob.Float](w *convargs.Window, x, y []T) {
+	if pool2x2(w) {
 		maxPlane2x2(w, x, y)
 		return
 	}
 	low := lowest[T]()
-	ih, iw := w.in[1], w.in[2]
+	ih, iw := w.In[1], w.In[2]
 	q := 0
-	for od := 0; od < w.out[0]; od++ {
+	for od := 0; od < w.Out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
-		for oh := 0; oh < w.out[1]; oh++ {
+		for oh := 0; oh < w.Out[1]; oh++ {
 			h0, h1 := bounds(w, 1, oh)
-			for ow := 0; ow < w.out[2]; ow++ {
+			for ow := 0; ow < w.Out[2]; ow++ {
 				w0, w1 := bounds(w, 2, ow)
 				m := low
 				for d := d0; d < d1; d++ {
@@ -358,19 +359,19 @@ func maxPlane[T blob.Float](w *window, x, y []T) {
 // maxGradPlane is poolGradNHWC for the max of one NCHW plane: walking rows
 // of the plane directly instead of channel slices of length one makes the
 // convnet benchmark's MaxPoolGradient much faster.
-func maxGradPlane[T blob.Float](w *window, x, y, dy, dx []T) {
-	if w.pool2x2() {
+func maxGradPlane[T blob.Float](w *convargs.Window, x, y, dy, dx []T) {
+	if pool2x2(w) {
 		maxGradPlane2x2(w, x, y, dy, dx)
 		return
 	}
 	clear(dx)
-	ih, iw := w.in[1], w.in[2]
+	ih, iw := w.In[1], w.In[2]
 	q := 0
-	for od := 0; od < w.out[0]; od++ {
+	for od := 0; od < w.Out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
-		for oh := 0; oh < w.out[1]; oh++ {
+		for oh := 0; oh < w.Out[1]; oh++ {
 			h0, h1 := bounds(w, 1, oh)
-			for ow := 0; ow < w.out[2]; ow++ {
+			for ow := 0; ow < w.Out[2]; ow++ {
 				w0, w1 := bounds(w, 2, ow)
 				m, g := y[q], dy[q]
 				for d := d0; d < d1; d++ {
@@ -392,17 +393,17 @@ func maxGradPlane[T blob.Float](w *window, x, y, dy, dx []T) {
 // pool2x2 reports whether w is a 2-D 2×2 window of stride 2 with no
 // padding whose windows all lie in the input: they then tile it, each
 // output reading two adjacent values of two adjacent rows.
-func (w *window) pool2x2() bool {
-	return w.in[0] == 1 && w.out[0] == 1 && w.k[0] == 1 && w.pad[0] == 0 &&
-		w.k[1] == 2 && w.k[2] == 2 && w.s[1] == 2 && w.s[2] == 2 && w.pad[1] == 0 && w.pad[2] == 0 &&
-		2*w.out[1] <= w.in[1] && 2*w.out[2] <= w.in[2]
+func pool2x2(w *convargs.Window) bool {
+	return w.In[0] == 1 && w.Out[0] == 1 && w.K[0] == 1 && w.Pad[0] == 0 &&
+		w.K[1] == 2 && w.K[2] == 2 && w.S[1] == 2 && w.S[2] == 2 && w.Pad[1] == 0 && w.Pad[2] == 0 &&
+		2*w.Out[1] <= w.In[1] && 2*w.Out[2] <= w.In[2]
 }
 
 // maxPlane2x2 is maxPlane for a pool2x2 window: two input rows at a time,
 // with no window bounds to compute.
-func maxPlane2x2[T blob.Float](w *window, x, y []T) {
-	iw, ow := w.in[2], w.out[2]
-	for oh := range w.out[1] {
+func maxPlane2x2[T blob.Float](w *convargs.Window, x, y []T) {
+	iw, ow := w.In[2], w.Out[2]
+	for oh := range w.Out[1] {
 		r0 := x[2*oh*iw : 2*oh*iw+2*ow]
 		r1 := x[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
 		ys := y[oh*ow : (oh+1)*ow]
@@ -423,9 +424,9 @@ func maxPlane2x2[T blob.Float](w *window, x, y []T) {
 // vec.MaxPairsGrad32: branchless (each input's gradient is dy's bits masked
 // by whether it equals the maximum, where the branches, random for random
 // data, are mispredicted often), and eight outputs per step with AVX2.
-func maxGradPlane2x2[T blob.Float](w *window, x, y, dy, dx []T) {
-	ih, iw, ow := w.in[1], w.in[2], w.out[2]
-	for oh := range w.out[1] {
+func maxGradPlane2x2[T blob.Float](w *convargs.Window, x, y, dy, dx []T) {
+	ih, iw, ow := w.In[1], w.In[2], w.Out[2]
+	for oh := range w.Out[1] {
 		x0 := x[2*oh*iw : 2*oh*iw+2*ow]
 		x1 := x[(2*oh+1)*iw : (2*oh+1)*iw+2*ow]
 		d0 := dx[2*oh*iw : 2*oh*iw+2*ow]
@@ -453,24 +454,24 @@ func maxGradPlane2x2[T blob.Float](w *window, x, y, dy, dx []T) {
 		}
 	}
 	if iw > 2*ow {
-		for h := range 2 * w.out[1] {
+		for h := range 2 * w.Out[1] {
 			clear(dx[h*iw+2*ow : (h+1)*iw])
 		}
 	}
-	clear(dx[2*w.out[1]*iw : ih*iw])
+	clear(dx[2*w.Out[1]*iw : ih*iw])
 }
 
 // maxPlaneIndex max-pools one NCHW plane and records where each maximum
 // is.
-func maxPlaneIndex[T blob.Float](w *window, x, y []T, idx []int32) {
+func maxPlaneIndex[T blob.Float](w *convargs.Window, x, y []T, idx []int32) {
 	low := lowest[T]()
-	ih, iw := w.in[1], w.in[2]
+	ih, iw := w.In[1], w.In[2]
 	q := 0
-	for od := 0; od < w.out[0]; od++ {
+	for od := 0; od < w.Out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
-		for oh := 0; oh < w.out[1]; oh++ {
+		for oh := 0; oh < w.Out[1]; oh++ {
 			h0, h1 := bounds(w, 1, oh)
-			for ow := 0; ow < w.out[2]; ow++ {
+			for ow := 0; ow < w.Out[2]; ow++ {
 				w0, w1 := bounds(w, 2, ow)
 				m, best := low, -1
 				for d := d0; d < d1; d++ {
@@ -492,7 +493,7 @@ func maxPlaneIndex[T blob.Float](w *window, x, y []T, idx []int32) {
 // poolGradNHWC adds the gradient of one image of c interleaved channels to
 // dx (zeroed here): a maximum's gradient goes to every input equal to it, as
 // in Caffe2; an average's is spread over its window.
-func poolGradNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y, dy, dx []T) {
+func poolGradNHWC[T blob.Float](w *convargs.Window, c int, isMax, countPad bool, x, y, dy, dx []T) {
 	if c == 1 && isMax {
 		maxGradPlane(w, x, y, dy, dx)
 		return
@@ -503,11 +504,11 @@ func poolGradNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y, dy
 	}
 	clear(dx)
 	q := 0
-	for od := 0; od < w.out[0]; od++ {
+	for od := 0; od < w.Out[0]; od++ {
 		d0, d1 := bounds(w, 0, od)
-		for oh := 0; oh < w.out[1]; oh++ {
+		for oh := 0; oh < w.Out[1]; oh++ {
 			h0, h1 := bounds(w, 1, oh)
-			for ow := 0; ow < w.out[2]; ow++ {
+			for ow := 0; ow < w.Out[2]; ow++ {
 				w0, w1 := bounds(w, 2, ow)
 				gs := dy[q*c : (q+1)*c]
 				ys := y[q*c : (q+1)*c]
@@ -520,7 +521,7 @@ func poolGradNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y, dy
 				for d := d0; d < d1; d++ {
 					for h := h0; h < h1; h++ {
 						for v := w0; v < w1; v++ {
-							p := (d*w.in[1]+h)*w.in[2] + v
+							p := (d*w.In[1]+h)*w.In[2] + v
 							dst := dx[p*c : (p+1)*c]
 							if isMax {
 								for i, xv := range x[p*c : (p+1)*c] {
@@ -544,10 +545,10 @@ func poolGradNHWC[T blob.Float](w *window, c int, isMax, countPad bool, x, y, dy
 
 // indexGradPlane adds each element of dy to the input position idx names
 // (dx zeroed here; -1 names none).
-func indexGradPlane[T blob.Float](w *window, dy []T, idx []int32, dx []T) {
+func indexGradPlane[T blob.Float](w *convargs.Window, dy []T, idx []int32, dx []T) {
 	clear(dx)
 	for q, g := range dy {
-		if p := idx[q]; p >= 0 && int(p) < w.inSize {
+		if p := idx[q]; p >= 0 && int(p) < w.InSize {
 			dx[p] += g
 		}
 	}

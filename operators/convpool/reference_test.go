@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"math"
 	"runtime"
 	"testing"
@@ -134,7 +135,7 @@ func TestRandomConfigurations(t *testing.T) {
 				if h+2*pt < kh || w+2*pl < kw {
 					continue // no output
 				}
-				args = []*netdef.Argument{kernels, strides, ais("pads", int64(pt), int64(pl), int64(pt), int64(pl)), ai("legacy_pad", padCaffeLegacyPool)}
+				args = []*netdef.Argument{kernels, strides, ais("pads", int64(pt), int64(pl), int64(pt), int64(pl)), ai("legacy_pad", convargs.PadCaffeLegacyPool)}
 				poh, pow = -1, -1 // from the operator; the rule has its own table test
 			} else if h+pt+pb < kh || w+pl+pr < kw {
 				continue // an error, tested elsewhere

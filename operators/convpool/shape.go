@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"slices"
 
 	"github.com/caffe2go/caffe2go/operators"
@@ -15,20 +16,20 @@ func init() {
 
 // outSpatialDims applies the output-size rule to each spatial size that is
 // known (AnyDim stays AnyDim; global pooling gives 1s).
-func outSpatialDims(a *convPoolArgs, sp []int) ([]int, error) {
+func outSpatialDims(a *convargs.Args, sp []int) ([]int, error) {
 	out := make([]int, len(sp))
 	nd := len(sp)
-	if !a.global && nd != len(a.kernel) {
-		return nil, fmt.Errorf("a %d-D kernel %v for %d spatial dimensions", len(a.kernel), a.kernel, nd)
+	if !a.Global && nd != len(a.Kernel) {
+		return nil, fmt.Errorf("a %d-D kernel %v for %d spatial dimensions", len(a.Kernel), a.Kernel, nd)
 	}
 	for i, in := range sp {
 		switch {
-		case a.global:
+		case a.Global:
 			out[i] = 1
 		case in < 0:
 			out[i] = operators.AnyDim
 		default:
-			o, _, _, err := computeSizeAndPad(in, a.stride[i], a.kernel[i], a.dilation[i], a.legacyPad, a.pads[i], a.pads[nd+i])
+			o, _, _, err := convargs.ComputeSizeAndPad(in, a.Stride[i], a.Kernel[i], a.Dilation[i], a.LegacyPad, a.Pads[i], a.Pads[nd+i])
 			if err != nil {
 				return nil, fmt.Errorf("spatial dimension %d: %v", i, err)
 			}
@@ -43,7 +44,7 @@ func outSpatialDims(a *convPoolArgs, sp []int) ([]int, error) {
 // Y's shape: the batch, the filter's output channels and the output-size
 // rule's spatial sizes.
 func convShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
-	a, err := parseConvPoolArgs(b, kindConv)
+	a, err := convargs.Parse(b, convargs.KindConv)
 	if err != nil {
 		return nil, err
 	}
@@ -61,18 +62,18 @@ func convShape(b *operators.Base, in []operators.TensorShape) ([]operators.Tenso
 	if w.Rank() != x.Rank() {
 		return nil, b.InputShapeError(in, "the filter and X need the same number of dimensions")
 	}
-	n, c, sp := spatial(x.Dims, a.order)
-	m, wc, wsp := spatial(w.Dims, a.order)
-	g := a.group
+	n, c, sp := convargs.Spatial(x.Dims, a.Order)
+	m, wc, wsp := convargs.Spatial(w.Dims, a.Order)
+	g := a.Group
 	if (c >= 0 && c%g != 0) || (m >= 0 && m%g != 0) {
 		return nil, b.InputShapeError(in, "group %d does not divide the input channels of X and the output channels of the filter", g)
 	}
 	ok := c < 0 || wc < 0 || wc*g == c
 	for i, k := range wsp {
-		ok = ok && i < len(a.kernel) && operators.DimsAgree(k, a.kernel[i])
+		ok = ok && i < len(a.Kernel) && operators.DimsAgree(k, a.Kernel[i])
 	}
 	if !ok {
-		return nil, b.InputShapeError(in, "the filter must be [M, C/group, kernel…] (order %v) for X's %d channels, group %d and kernel %v", a.order, c, g, a.kernel)
+		return nil, b.InputShapeError(in, "the filter must be [M, C/group, kernel…] (order %v) for X's %d channels, group %d and kernel %v", a.Order, c, g, a.Kernel)
 	}
 	if len(in) > 2 && !in[2].Unknown && (in[2].Rank() != 1 || !operators.DimsAgree(in[2].Dim(0), m)) {
 		return nil, b.InputShapeError(in, "the bias must be [%d], one per output channel of the filter", m)
@@ -81,13 +82,13 @@ func convShape(b *operators.Base, in []operators.TensorShape) ([]operators.Tenso
 	if err != nil {
 		return nil, b.InputShapeError(in, "%v", err)
 	}
-	return []operators.TensorShape{operators.Shape(x.Type, imageShape(nil, a.order, n, m, osp)...)}, nil
+	return []operators.TensorShape{operators.Shape(x.Type, convargs.ImageShape(nil, a.Order, n, m, osp)...)}, nil
 }
 
 // poolShape infers Y's shape: X's batch and channels, the output-size
 // rule's spatial sizes.
 func poolShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
-	a, err := parseConvPoolArgs(b, kindPool)
+	a, err := convargs.Parse(b, convargs.KindPool)
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +99,12 @@ func poolShape(b *operators.Base, in []operators.TensorShape) ([]operators.Tenso
 	if x.Rank() < 3 {
 		return nil, b.InputShapeError(in, "X must have N, C and at least one spatial dimension")
 	}
-	n, c, sp := spatial(x.Dims, a.order)
+	n, c, sp := convargs.Spatial(x.Dims, a.Order)
 	osp, err := outSpatialDims(a, sp)
 	if err != nil {
 		return nil, b.InputShapeError(in, "%v", err)
 	}
-	return []operators.TensorShape{operators.Shape(x.Type, imageShape(nil, a.order, n, c, osp)...)}, nil
+	return []operators.TensorShape{operators.Shape(x.Type, convargs.ImageShape(nil, a.Order, n, c, osp)...)}, nil
 }
 
 func init() {
