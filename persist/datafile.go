@@ -381,6 +381,11 @@ func finishDataBlob(bw *blobInfoWire, info BlobInfo, cb int64, dst []byte, value
 		if item := info.DataType.ItemSize(); !hostLittleEndian && item > 1 {
 			copy(dst, swapped(dst, item))
 		}
+		placed, err := placeLoaded((*value).(*blob.Tensor), info)
+		if err != nil {
+			return err
+		}
+		*value = placed
 	}
 	return nil
 }

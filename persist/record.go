@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -185,6 +186,35 @@ func swapped(b []byte, item int) []byte {
 	return out
 }
 
+// placeLoaded puts a tensor read into Go memory on the device its blob was
+// saved from: a copy in that device's memory when it has memory of its own
+// (a GPU), else the same tensor recording the device (which this build may
+// lack).
+func placeLoaded(t *blob.Tensor, info BlobInfo) (*blob.Tensor, error) {
+	if info.DeviceType == netdef.CPU {
+		return t, nil
+	}
+	opt := netdef.NewDeviceOption(info.DeviceType, info.DeviceID)
+	if _, ok := devicescope.MemoryOf(opt); !ok {
+		t.SetDevice(opt)
+		return t, nil
+	}
+	return t.CopyTo(opt)
+}
+
+// hostTensor returns t, or a copy of it in Go memory when its elements
+// live in a device's memory, for encoding.
+func hostTensor(name string, t *blob.Tensor) (*blob.Tensor, error) {
+	if t.OnHost() {
+		return t, nil
+	}
+	h, err := t.ToHost()
+	if err != nil {
+		return nil, fmt.Errorf("blob %q: %w", name, err)
+	}
+	return h, nil
+}
+
 // deviceOf returns a tensor's device type and id (CPU 0 for none).
 func deviceOf(t *blob.Tensor) (netdef.DeviceType, int32) {
 	d := t.Device()
@@ -250,6 +280,10 @@ func planTensor(name string, t *blob.Tensor, chunkBytes int) (encodedBlob, error
 		dims[i] = int64(d)
 	}
 	devType, devID := deviceOf(t)
+	t, err := hostTensor(name, t)
+	if err != nil {
+		return encodedBlob{}, err
+	}
 	info := BlobInfo{Name: name, Kind: KindTensor, DataType: dtype, Shape: t.Shape(),
 		DeviceType: devType, DeviceID: devID, Bytes: int64(t.NBytes())}
 	rec := func(i, begin, end int) *blobRecord {
@@ -319,10 +353,7 @@ func newAssembler(info BlobInfo) (*blobAssembler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("manifest describes blob %q as %v %v: %v", info.Name, info.DataType, info.Shape, err)
 		}
-		if info.DeviceType != netdef.CPU {
-			t.SetDevice(netdef.NewDeviceOption(info.DeviceType, info.DeviceID))
-		}
-		a.tensor = t
+		a.tensor = t // in Go memory until complete (see placeLoaded)
 	case KindBytes, KindSerialized:
 		if info.Bytes < 0 || info.Bytes > maxPayload {
 			return nil, fmt.Errorf("manifest gives blob %q an invalid size of %d bytes", info.Name, info.Bytes)
@@ -429,7 +460,7 @@ func (a *blobAssembler) finish() (any, error) {
 		if int64(a.tensor.NBytes()) != a.info.Bytes {
 			return nil, fmt.Errorf("elements total %d bytes, the manifest says %d", a.tensor.NBytes(), a.info.Bytes)
 		}
-		return a.tensor, nil
+		return placeLoaded(a.tensor, a.info)
 	case KindBytes:
 		return a.data, nil
 	}

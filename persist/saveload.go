@@ -24,17 +24,23 @@ func init() {
 		{Name: "blob_name_overrides", Doc: "names to save the inputs under, one per input (excludes strip_prefix)"},
 		{Name: "chunk_size", Default: int64(blob.DefaultChunkSize), Doc: "elements per tensor chunk record; 0 = no chunking, -1 = the default"},
 	}
-	operators.MustRegisterCPU(operators.Schema{
+	// Save, Checkpoint and Load serve every device: serialization copies
+	// tensors from a device's memory, and Load deserializes onto the
+	// operator's device (or each tensor's own with keep_device), as
+	// Caffe2's CUDA registrations of them do.
+	operators.MustRegisterAnyDevice(operators.Schema{
 		Type: "Save", MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 0, MaxOutputs: 0,
-		Args: append([]operators.ArgSpec{{Name: "db", Doc: "the DB to write (required); it is created or truncated"}}, saveArgs...),
+		InputsCanCrossDevices: true,
+		Args:                  append([]operators.ArgSpec{{Name: "db", Doc: "the DB to write (required); it is created or truncated"}}, saveArgs...),
 		Doc: "Saves the input blobs into a DB: each tensor as one BlobProto record per chunk, keyed name#%k, " +
 			"other blobs as one record keyed by name.",
 	}, newSaveOp)
 	operators.MustRegisterGradientForbidden("Save")
 
 	for _, typ := range []string{"Checkpoint", "Snapshot"} {
-		operators.MustRegisterCPU(operators.Schema{
+		operators.MustRegisterAnyDevice(operators.Schema{
 			Type: typ, MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 0, MaxOutputs: 0,
+			InputsCanCrossDevices: true, CPUInputs: []int{0}, // the counter
 			Args: append([]operators.ArgSpec{
 				{Name: "db", Doc: "a printf pattern with one integer conversion, e.g. \"ckpt_%08d.db\" (required)"},
 				{Name: "every", Default: int64(1), Doc: "save when iter % every == 0 (must be > 0)"},
@@ -45,8 +51,9 @@ func init() {
 		operators.MustRegisterGradientForbidden(typ)
 	}
 
-	operators.MustRegisterCPU(operators.Schema{
+	operators.MustRegisterAnyDevice(operators.Schema{
 		Type: "Load", MinInputs: 0, MaxInputs: operators.Unbounded, MinOutputs: 0, MaxOutputs: operators.Unbounded,
+		DynamicOutputDevices: true, // keep_device places each tensor where it was saved
 		Args: []operators.ArgSpec{
 			{Name: "db", Doc: "the DB to read (without DBReader inputs)"},
 			{Name: "dbs", Doc: "several DBs to read (wins over db)"},
