@@ -52,6 +52,9 @@ func init() {
 		MinOutputs: 1, MaxOutputs: operators.Unbounded,
 		InputsCheck:  func(n int) bool { return n >= 1 },
 		AllowInplace: func(in, out int) bool { return in == out },
+		// The replicas live on their own devices; the engine moves data
+		// between them.
+		InputsCanCrossDevices: true,
 		Doc: "Sums the inputs, one per replica, element-wise and writes the sum into every one " +
 			"of them; output i must be input i. The engine (SUM_TREE, RING) picks the algorithm.",
 	})

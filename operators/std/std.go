@@ -1,6 +1,7 @@
 // Package std links Caffe2's standard operator set: importing it (for its
 // side effects) registers every operator family that ships with caffe2go.
-// Package workspace imports it, so users of workspace need not.
+// Package workspace imports it, so users of workspace need not. Built with
+// the cuda tag, it also registers the CUDA operators (operators/cuda).
 package std
 
 import (
