@@ -17,11 +17,12 @@ import (
 // Net is an instantiated net: its operators bound to the workspace's blobs
 // and an executor that runs them. Runs of one net are serialized.
 type Net struct {
-	name string
-	def  *netdef.NetDef
-	ops  []operators.Operator
-	exec executor
-	mu   sync.Mutex
+	name    string
+	def     *netdef.NetDef
+	ops     []operators.Operator
+	devices []devicescope.Device // the devices other than the CPU its operators run on
+	exec    executor
+	mu      sync.Mutex
 }
 
 // executor runs a net's operators once.
@@ -87,12 +88,19 @@ func (n *Net) Proto() *netdef.NetDef { return proto.Clone(n.def).(*netdef.NetDef
 // NumOperators returns the number of operators.
 func (n *Net) NumOperators() int { return len(n.ops) }
 
-// Run runs the net once.
+// Run runs the net once. It returns when the work is done on every device
+// the net uses, also on devices that work asynchronously (a GPU's
+// stream), so that a run's time is its work's.
 func (n *Net) Run() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if err := n.exec.run(); err != nil {
 		return fmt.Errorf("net %q: %w", n.name, err)
+	}
+	for _, d := range n.devices {
+		if err := d.Synchronize(); err != nil {
+			return fmt.Errorf("net %q: %v: %w", n.name, d.Key(), err)
+		}
 	}
 	return nil
 }
@@ -130,6 +138,13 @@ func newNet(def *netdef.NetDef, ws *Workspace) (*Net, error) {
 	}
 	if err := operators.CheckDevices(n.ops); err != nil {
 		return nil, err
+	}
+	seen := map[devicescope.Device]bool{}
+	for _, op := range n.ops {
+		if d := op.OpBase().Device(); !seen[d] && d.Key().Type != netdef.CPU {
+			seen[d] = true
+			n.devices = append(n.devices, d)
+		}
 	}
 	exec, err := ex.build(n)
 	if err != nil {
