@@ -8,6 +8,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -71,15 +72,34 @@ func (p *Parallel) scatterRows(data brew.Dataset, names []string, rows []int) er
 		dims = append(dims[:0], src.Dims()...)
 		dims[0] = per
 		for j, d := range p.devices {
-			dst := ws.CreateBlob(p.DeviceBlob(d, name)).MutableTensor()
-			if dst.DataType() != src.DataType() || !slices.Equal(dst.Dims(), dims) {
-				if err := dst.Init(src.DataType(), dims...); err != nil {
-					return fmt.Errorf("dataparallel: Scatter: %q: %w", p.DeviceBlob(d, name), err)
+			dname := p.DeviceBlob(d, name)
+			dst := ws.CreateBlob(dname).MutableTensor()
+			opt := p.DeviceOption(d)
+			dst.SetDevice(opt) // CPU tensors record no device
+			// A device with memory of its own gets the rows gathered on
+			// the host first.
+			host := dst
+			if _, onDevice := devicescope.MemoryOf(opt); onDevice {
+				if p.staging == nil {
+					p.staging = map[string]*blob.Tensor{}
+				}
+				if host = p.staging[dname]; host == nil {
+					host = blob.MustFromSlice([]float32{})
+					p.staging[dname] = host
 				}
 			}
-			dst.SetDevice(p.DeviceOption(d)) // CPU tensors record no device
-			if err := gather(dst, src, rows[j*per:(j+1)*per]); err != nil {
+			if host.DataType() != src.DataType() || !slices.Equal(host.Dims(), dims) {
+				if err := host.Init(src.DataType(), dims...); err != nil {
+					return fmt.Errorf("dataparallel: Scatter: %q: %w", dname, err)
+				}
+			}
+			if err := gather(host, src, rows[j*per:(j+1)*per]); err != nil {
 				return fmt.Errorf("dataparallel: Scatter: %q: %w", name, err)
+			}
+			if host != dst {
+				if err := dst.CopyFrom(host); err != nil {
+					return fmt.Errorf("dataparallel: Scatter: %q: %w", dname, err)
+				}
 			}
 		}
 	}

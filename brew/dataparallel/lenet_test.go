@@ -74,12 +74,20 @@ func lenetBatches(seed uint64, steps, batch int) []brew.Dataset {
 // fixed seed) and returns the master's parameters by name.
 func trainLeNet(t *testing.T, devices []int, engine string, batches []brew.Dataset) map[string][]float32 {
 	t.Helper()
+	return trainLeNetOn(t, netdef.CPU, devices, engine, batches)
+}
+
+// trainLeNetOn trains LeNet data-parallel on devices of a type and returns
+// the master's parameters, after checking that every replica holds the
+// same ones.
+func trainLeNetOn(t *testing.T, devType netdef.DeviceType, devices []int, engine string, batches []brew.Dataset) map[string][]float32 {
+	t.Helper()
 	ws := newWorkspace(t)
 	brew.ResetOptimizerInstanceCount()
 	m := brew.NewModel("lenet")
 	p, err := dataparallel.Parallelize(m, dataparallel.Options{
 		ForwardBuilder: lenetForward, OptimizerBuilder: lenetOptimizer,
-		Devices: devices, AllreduceEngine: engine, Workspace: ws,
+		DeviceType: devType, Devices: devices, AllreduceEngine: engine, Workspace: ws,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -50,6 +51,10 @@ type Parallel struct {
 	initNets, nets []*netdef.Net
 	checkpointNet  *netdef.Net
 	warnings       []string
+
+	// staging holds, per device blob, the host tensor Scatter gathers
+	// rows into before copying them to a device with memory of its own.
+	staging map[string]*blob.Tensor
 }
 
 // Parallelize builds the data-parallel version of m, as Caffe2's

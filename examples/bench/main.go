@@ -38,7 +38,12 @@ func main() {
 	only := flag.String("only", "", "run just this workload (mlp, lenet, convnet or gemm)")
 	perOp := flag.Bool("perop", false, "after each training workload, print its time per operator type")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file (read it with go tool pprof)")
+	device := flag.String("device", "cpu", "cpu, or cuda for GPU 0 (needs a build with -tags cuda)")
 	flag.Parse()
+	dev, err := deviceOption(*device)
+	if err != nil {
+		log.Fatal(err)
+	}
 	runtime.GOMAXPROCS(*threads)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -50,7 +55,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(os.Stdout, *only, time.Duration(*seconds*float64(time.Second)), 1, *perOp); err != nil {
+	if err := run(os.Stdout, *only, time.Duration(*seconds*float64(time.Second)), 1, *perOp, dev); err != nil {
 		pprof.StopCPUProfile()
 		log.Fatal(err)
 	}
@@ -58,14 +63,28 @@ func main() {
 
 // run times the workloads (or just only) and prints a line for each. The
 // batch sizes are divided by shrink, which tests use to stay quick.
-func run(out io.Writer, only string, budget time.Duration, shrink int, perOp bool) error {
-	fmt.Fprintf(out, "# caffe2go GOMAXPROCS=%d\n", runtime.GOMAXPROCS(0))
+// deviceOption reads the -device flag: nil for the CPU, GPU 0 for cuda.
+func deviceOption(name string) (*netdef.DeviceOption, error) {
+	switch name {
+	case "cpu":
+		return nil, nil
+	case "cuda":
+		if workspace.NumCudaDevices() == 0 {
+			return nil, fmt.Errorf("-device cuda: no CUDA device (build with -tags cuda and run on a machine with an NVIDIA GPU; see the README)")
+		}
+		return netdef.NewDeviceOption(netdef.CUDA, 0), nil
+	}
+	return nil, fmt.Errorf("-device %q: want cpu or cuda", name)
+}
+
+func run(out io.Writer, only string, budget time.Duration, shrink int, perOp bool, dev *netdef.DeviceOption) error {
+	fmt.Fprintf(out, "# caffe2go GOMAXPROCS=%d device %v\n", runtime.GOMAXPROCS(0), dev.Type())
 	for _, w := range workloads {
 		if only != "" && only != w.name {
 			continue
 		}
 		ws := workspace.New("")
-		net, err := w.build(ws, w.batch/shrink)
+		net, err := w.build(ws, w.batch/shrink, dev)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
@@ -79,6 +98,9 @@ func run(out io.Writer, only string, budget time.Duration, shrink int, perOp boo
 				return fmt.Errorf("%s: %w", w.name, err)
 			}
 		}
+	}
+	if (only == "" || only == "gemm") && dev != nil {
+		return deviceGemm(out, budget, dev)
 	}
 	if only == "" || only == "gemm" {
 		const n = 1024
@@ -146,12 +168,12 @@ func timeWindows(step func() error, budget time.Duration) (time.Duration, error)
 type workload struct {
 	name  string
 	batch int
-	build func(ws *workspace.Workspace, batch int) (string, error)
+	build func(ws *workspace.Workspace, batch int, dev *netdef.DeviceOption) (string, error)
 }
 
 var workloads = []workload{
-	{"mlp", 256, func(ws *workspace.Workspace, batch int) (string, error) {
-		m := newModel(ws, batch, []int{93}, 9)
+	{"mlp", 256, func(ws *workspace.Workspace, batch int, dev *netdef.DeviceOption) (string, error) {
+		m := newModel(ws, batch, dev, []int{93}, 9)
 		x := m.fc("data", "fc1", 93, 512)
 		x = m.relu(x)
 		x = m.fc(x, "fc2", 512, 512)
@@ -159,8 +181,8 @@ var workloads = []workload{
 		x = m.fc(x, "fc3", 512, 9)
 		return m.finish(x)
 	}},
-	{"lenet", 64, func(ws *workspace.Workspace, batch int) (string, error) {
-		m := newModel(ws, batch, []int{1, 28, 28}, 10)
+	{"lenet", 64, func(ws *workspace.Workspace, batch int, dev *netdef.DeviceOption) (string, error) {
+		m := newModel(ws, batch, dev, []int{1, 28, 28}, 10)
 		x := m.conv("data", "conv1", 1, 20, 5, 0)
 		x = m.maxPool(x, "pool1")
 		x = m.conv(x, "conv2", 20, 50, 5, 0)
@@ -170,8 +192,8 @@ var workloads = []workload{
 		x = m.fc(x, "fc2", 500, 10)
 		return m.finish(x)
 	}},
-	{"convnet", 128, func(ws *workspace.Workspace, batch int) (string, error) {
-		m := newModel(ws, batch, []int{3, 32, 32}, 10)
+	{"convnet", 128, func(ws *workspace.Workspace, batch int, dev *netdef.DeviceOption) (string, error) {
+		m := newModel(ws, batch, dev, []int{3, 32, 32}, 10)
 		block := func(x, name string, cin, cout int) string {
 			x = m.relu(m.spatialBN(m.conv(x, name+"_conv1", cin, cout, 3, 1), name+"_bn1", cout))
 			return m.relu(m.spatialBN(m.conv(x, name+"_conv2", cout, cout, 3, 1), name+"_bn2", cout))
@@ -194,20 +216,21 @@ var workloads = []workload{
 type model struct {
 	ws     *workspace.Workspace
 	net    *netdef.Net
+	dev    *netdef.DeviceOption // where the net runs and its blobs live (nil: the CPU)
 	params []string
 	rng    *rand.Rand
 	err    error
 }
 
-func newModel(ws *workspace.Workspace, batch int, input []int, classes int) *model {
-	m := &model{ws: ws, net: netdef.NewNet("train"), rng: rand.New(rand.NewPCG(3, 5))}
+func newModel(ws *workspace.Workspace, batch int, dev *netdef.DeviceOption, input []int, classes int) *model {
+	m := &model{ws: ws, net: netdef.NewNet("train"), rng: rand.New(rand.NewPCG(3, 5)), dev: dev}
 	m.feed("data", 1, append([]int{batch}, input...)...)
 	labels := make([]int32, batch)
 	for i := range labels {
 		labels[i] = int32(m.rng.IntN(classes))
 	}
-	m.set(ws.FeedBlob("label", blob.MustFromSlice(labels)))
-	m.set(ws.FeedBlob("lr", blob.Scalar[float32](0.01)))
+	m.set(ws.FeedBlob("label", blob.MustFromSlice(labels), workspace.OnDevice(dev)))
+	m.set(ws.FeedBlob("lr", blob.Scalar[float32](0.01), workspace.OnDevice(dev)))
 	return m
 }
 
@@ -233,7 +256,7 @@ func (m *model) feed(name string, scale float64, shape ...int) {
 			v[i] = float32(-scale)
 		}
 	}
-	m.set(m.ws.FeedBlob(name, blob.MustFromSlice(v, shape...)))
+	m.set(m.ws.FeedBlob(name, blob.MustFromSlice(v, shape...), workspace.OnDevice(m.dev)))
 }
 
 func (m *model) param(name string, scale float64, shape ...int) string {
@@ -309,8 +332,39 @@ func (m *model) finish(logits string) (string, error) {
 	if m.err != nil {
 		return "", m.err
 	}
+	m.net.Proto().DeviceOption = m.dev
 	if err := m.ws.CreateNet(m.net, false); err != nil {
 		return "", err
 	}
 	return m.net.Name(), nil
+}
+
+// deviceGemm times the float32 product of two 8192×8192 matrices on the
+// device with the MatMul operator (cuBLAS), the size the peer harness
+// times on a GPU.
+func deviceGemm(out io.Writer, budget time.Duration, dev *netdef.DeviceOption) error {
+	const n = 8192
+	ws := workspace.New("")
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, name := range []string{"A", "B"} {
+		v := make([]float32, n*n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		if err := ws.FeedBlob(name, blob.MustFromSlice(v, n, n), workspace.OnDevice(dev)); err != nil {
+			return err
+		}
+	}
+	net := netdef.NewNet("gemm")
+	net.Op("MatMul", []string{"A", "B"}, []string{"C"})
+	net.Proto().DeviceOption = dev
+	if err := ws.CreateNet(net, false); err != nil {
+		return err
+	}
+	perCall, err := timeWindows(func() error { return ws.RunNet(net.Name(), 1) }, budget)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "gemm\t%.1f GFLOP/s (%d³ float32)\n", 2*n*n*n/perCall.Seconds()/1e9, n)
+	return nil
 }

@@ -13,7 +13,7 @@ import (
 // times a few steps: each must build, run and print its line.
 func TestWorkloadsRun(t *testing.T) {
 	var out strings.Builder
-	if err := run(&out, "", 50*time.Millisecond, 8, true); err != nil {
+	if err := run(&out, "", 50*time.Millisecond, 8, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	lines := map[string]bool{}
@@ -37,7 +37,7 @@ func TestTrainingStepsDoNotAllocate(t *testing.T) {
 	for _, w := range workloads {
 		t.Run(w.name, func(t *testing.T) {
 			ws := workspace.New("")
-			net, err := w.build(ws, w.batch/8)
+			net, err := w.build(ws, w.batch/8, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func BenchmarkTrainingStep(b *testing.B) {
 	for _, w := range workloads {
 		b.Run(w.name, func(b *testing.B) {
 			ws := workspace.New("")
-			net, err := w.build(ws, w.batch)
+			net, err := w.build(ws, w.batch, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

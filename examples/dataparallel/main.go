@@ -34,6 +34,7 @@ import (
 
 // config is what the flags set.
 type config struct {
+	device          string // "cpu" or "cuda"
 	devices         int
 	epochs          int
 	batch           int // per device
@@ -52,7 +53,8 @@ type config struct {
 
 func main() {
 	var c config
-	flag.IntVar(&c.devices, "devices", 2, "number of CPU devices (cpu_0 … cpu_N-1)")
+	flag.StringVar(&c.device, "device", "cpu", "cpu, or cuda for GPUs (needs a build with -tags cuda; more devices than GPUs share them)")
+	flag.IntVar(&c.devices, "devices", 2, "number of devices (cpu_0 … cpu_N-1, or gpu_0 … gpu_N-1)")
 	flag.IntVar(&c.epochs, "epochs", 1, "passes over the training set")
 	flag.IntVar(&c.batch, "batch", 32, "examples per device per step (the total batch is devices × batch)")
 	flag.Float64Var(&c.lr, "lr", 0.01, "learning rate (momentum 0.9, weight decay 1e-4)")
@@ -89,6 +91,10 @@ func run(out io.Writer, c config) (res result, err error) {
 	if c.devices < 1 || c.batch < 1 || c.epochs < 1 {
 		return res, fmt.Errorf("devices, batch and epochs must be positive")
 	}
+	devType, err := deviceType(c)
+	if err != nil {
+		return res, err
+	}
 	if err := os.MkdirAll(c.root, 0o755); err != nil {
 		return res, err
 	}
@@ -113,6 +119,7 @@ func run(out io.Writer, c config) (res result, err error) {
 
 	m := brew.NewModel("lenet_train")
 	p, err := dataparallel.Parallelize(m, dataparallel.Options{
+		DeviceType:      devType,
 		Devices:         devices,
 		Workspace:       ws,
 		AllreduceEngine: c.engine,
@@ -175,8 +182,8 @@ func run(out io.Writer, c config) (res result, err error) {
 	if start >= total {
 		fmt.Fprintf(out, "the checkpoint at step %d already covers the %d steps asked for: raise -epochs to train on, or pass -fresh to start over\n", start, total)
 	} else {
-		fmt.Fprintf(out, "training LeNet on %d CPU devices, %d examples per step, steps %d to %d\n",
-			c.devices, c.devices*c.batch, start+1, total)
+		fmt.Fprintf(out, "training LeNet on %d %v devices, %d examples per step, steps %d to %d\n",
+			c.devices, devType, c.devices*c.batch, start+1, total)
 	}
 	begin := time.Now()
 	for step := start + 1; step <= total; step++ {
@@ -216,7 +223,7 @@ func run(out io.Writer, c config) (res result, err error) {
 		res.imagesPerSec = float64(res.steps*c.devices*c.batch) / elapsed.Seconds()
 		fmt.Fprintf(out, "%d steps in %v: %.0f images/s\n", res.steps, elapsed.Round(time.Millisecond), res.imagesPerSec)
 	}
-	if res.testAccuracy, res.testedExamples, err = evaluate(ws, devices, test); err != nil {
+	if res.testAccuracy, res.testedExamples, err = evaluate(ws, devType, devices, test); err != nil {
 		return res, err
 	}
 	fmt.Fprintf(out, "test accuracy %.4f on %d images\n", res.testAccuracy, res.testedExamples)
@@ -262,13 +269,13 @@ func lenet(m *brew.Model, lossScale float32) ([]string, error) {
 // parameters (which are the same on every device) over the test set and
 // returns the accuracy and the number of examples it covered (whole
 // batches of 100 per device).
-func evaluate(ws *workspace.Workspace, devices []int, test brew.Dataset) (float64, int, error) {
+func evaluate(ws *workspace.Workspace, devType netdef.DeviceType, devices []int, test brew.Dataset) (float64, int, error) {
 	m, err := brew.NewModelWith("lenet_test", brew.ModelOptions{NoInitParams: true})
 	if err != nil {
 		return 0, 0, err
 	}
 	p, err := dataparallel.Parallelize(m, dataparallel.Options{
-		Devices: devices, Workspace: ws,
+		DeviceType: devType, Devices: devices, Workspace: ws,
 		ForwardBuilder: lenet,
 	})
 	if err != nil {
@@ -388,4 +395,27 @@ func countMNIST(path string) (int, error) {
 		return 0, fmt.Errorf("%s: reading the idx header: %w", path, err)
 	}
 	return int(binary.BigEndian.Uint32(header[4:])), nil
+}
+
+// shareGPUs lays logical devices over the machine's GPUs
+// (devicescope/cuda.ShareGPUs); nil in builds without the cuda tag.
+var shareGPUs func(n int)
+
+// deviceType reads -device: for cuda it checks that the build has CUDA and
+// lays -devices logical devices over fewer GPUs when it must.
+func deviceType(c config) (netdef.DeviceType, error) {
+	switch c.device {
+	case "cpu":
+		return netdef.CPU, nil
+	case "cuda":
+		n := workspace.NumCudaDevices()
+		if n == 0 || shareGPUs == nil {
+			return 0, fmt.Errorf("-device cuda: no CUDA device (build with -tags cuda and run on a machine with an NVIDIA GPU; see the README)")
+		}
+		if c.devices > n {
+			shareGPUs(c.devices)
+		}
+		return netdef.CUDA, nil
+	}
+	return 0, fmt.Errorf("-device %q: want cpu or cuda", c.device)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
@@ -14,7 +15,7 @@ import (
 
 func testConfig(root string) config {
 	return config{
-		devices: 2, epochs: 1, batch: 16, lr: 0.01, engine: "RING", root: root,
+		device: "cpu", devices: 2, epochs: 1, batch: 16, lr: 0.01, engine: "RING", root: root,
 		trainImages: "../../data/mnist/train-images-idx3-ubyte.gz", trainLabels: "../../data/mnist/train-labels-idx1-ubyte.gz",
 		testImages: "../../data/mnist/t10k-images-idx3-ubyte.gz", testLabels: "../../data/mnist/t10k-labels-idx1-ubyte.gz",
 		trainLimit: 1024, testLimit: 400, checkpointEvery: 8,
@@ -118,5 +119,23 @@ func BenchmarkLeNet(b *testing.B) {
 		b.Run(fmt.Sprintf("devices=%d/batch=%d", c.devices, c.perDevice), func(b *testing.B) {
 			benchmarkLeNet(b, c.devices, c.perDevice)
 		})
+	}
+}
+
+func TestDeviceFlag(t *testing.T) {
+	for _, tc := range []struct {
+		device, want string
+	}{
+		{"tpu", `-device "tpu": want cpu or cuda`},
+		{"cuda", "-device cuda: no CUDA device"},
+	} {
+		if workspace.NumCudaDevices() > 0 && tc.device == "cuda" {
+			continue // a CUDA build on a GPU machine has the device
+		}
+		c := testConfig(t.TempDir())
+		c.device = tc.device
+		if _, err := run(io.Discard, c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("-device %s: error %v, want one containing %q", tc.device, err, tc.want)
+		}
 	}
 }
