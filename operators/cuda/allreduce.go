@@ -34,89 +34,145 @@ func init() {
 	comm.MustRegisterEngine(netdef.CUDA, "", peer)
 	comm.MustRegisterEngine(netdef.CUDA, comm.SumTree, peer)
 	comm.MustRegisterEngine(netdef.CUDA, NCCL, func(b *operators.Base, n int) comm.Engine {
-		return &ncclEngine{b: b, timeout: time.Duration(b.ArgInt("timeout_ms", int64(defaultTimeout/time.Millisecond))) * time.Millisecond}
+		return &ncclEngine{peerTree: peerTree{b: b}, timeout: time.Duration(b.ArgInt("timeout_ms", int64(defaultTimeout/time.Millisecond))) * time.Millisecond}
 	})
 }
 
-// peerTree sums the replicas into the first one, in replica order, with
-// peer copies and an add kernel on the first replica's device, then copies
-// the sum back to the others: Caffe2's SUM_TREE on one host. It also works
-// for logical devices that share one GPU (ShareGPUs), where NCCL cannot.
-type peerTree struct {
-	b       *operators.Base
+// localSum sums replicas into the first of them on that one's device, in
+// replica order, with peer copies and an add kernel, and copies the sum
+// back to the others. It runs on the first replica's device.
+type localSum struct {
 	g       *gpu
 	add     typedNumeric
 	a       *cuda.Args
 	scratch *blob.Tensor
 	bufs    []*blob.Tensor
-	err     error
+	phase   int // 0: sum into bufs[0]; 1: copy bufs[0] to the others
 }
 
-func (e *peerTree) Allreduce(bufs []*blob.Tensor) error {
-	if e.g == nil {
-		d, ok := bufs[0].Storage().(*cuda.Block)
-		if !ok {
-			return fmt.Errorf("replica 0 is not on a GPU")
-		}
-		g, err := gpuOf(d.Device())
-		if err != nil {
-			return err
-		}
-		if e.add, err = g.numericKernel("add_into"); err != nil {
-			return err
-		}
-		e.g, e.a, e.scratch = g, cuda.NewArgs(3), &blob.Tensor{}
-		e.scratch.SetDevice(d.Device().Option())
+func newLocalSum(d *cuda.Device) (*localSum, error) {
+	g, err := gpuOf(d)
+	if err != nil {
+		return nil, err
 	}
-	for i, t := range bufs {
-		if b, ok := t.Storage().(*cuda.Block); !ok && t.Size() > 0 {
-			return fmt.Errorf("replica %d (%q) is not on a GPU", i, e.b.InputName(i))
-		} else if ok && i == 0 && b.Device() != e.g.dev {
-			return fmt.Errorf("replica 0 (%q) moved from %v to %v", e.b.InputName(0), e.g.dev.Key(), b.Device().Key())
-		}
+	add, err := g.numericKernel("add_into")
+	if err != nil {
+		return nil, err
 	}
-	e.bufs = bufs
-	return e.g.dev.Exec(e)
+	s := &localSum{g: g, add: add, a: cuda.NewArgs(3), scratch: &blob.Tensor{}}
+	s.scratch.SetDevice(d.Option())
+	return s, nil
 }
 
-// RunOnDevice runs on the first replica's device.
-func (e *peerTree) RunOnDevice() error {
-	sum := e.bufs[0]
-	k, ok := e.add[sum.DataType()]
+// run does phase p for bufs on the first replica's device.
+func (s *localSum) run(bufs []*blob.Tensor, p int) error {
+	s.bufs, s.phase = bufs, p
+	return s.g.dev.Exec(s)
+}
+
+func (s *localSum) RunOnDevice() error {
+	sum := s.bufs[0]
+	if s.phase == 1 {
+		if err := s.g.dev.Synchronize(); err != nil {
+			return err
+		}
+		for _, t := range s.bufs[1:] {
+			if err := t.CopyFrom(sum); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	k, ok := s.add[sum.DataType()]
 	if !ok {
 		return fmt.Errorf("cannot all-reduce %v tensors", sum.DataType())
 	}
 	n := int64(sum.Size())
-	for _, t := range e.bufs[1:] {
-		if err := e.scratch.CopyFrom(t); err != nil {
+	for _, t := range s.bufs[1:] {
+		if err := s.scratch.CopyFrom(t); err != nil {
 			return err
 		}
-		e.a.Mem(0, e.scratch.Storage(), 0)
-		e.a.Mem(1, sum.Storage(), 0)
-		e.a.Int64(2, n)
-		if err := launch1D(k, n, e.a); err != nil {
-			return err
-		}
-	}
-	if err := e.g.dev.Synchronize(); err != nil {
-		return err
-	}
-	for _, t := range e.bufs[1:] {
-		if err := t.CopyFrom(sum); err != nil {
+		s.a.Mem(0, s.scratch.Storage(), 0)
+		s.a.Mem(1, sum.Storage(), 0)
+		s.a.Int64(2, n)
+		if err := launch1D(k, n, s.a); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// replicaDevices checks that every replica is a GPU tensor and returns
+// their devices, in devs when it is long enough.
+func replicaDevices(b *operators.Base, bufs []*blob.Tensor, devs []*cuda.Device) ([]*cuda.Device, error) {
+	if len(devs) < len(bufs) {
+		devs = make([]*cuda.Device, len(bufs))
+	}
+	devs = devs[:len(bufs)]
+	for i, t := range bufs {
+		blk, ok := t.Storage().(*cuda.Block)
+		if !ok {
+			return nil, fmt.Errorf("replica %d (%q) is not on a GPU", i, b.InputName(i))
+		}
+		devs[i] = blk.Device()
+	}
+	return devs, nil
+}
+
+// peerTree sums the replicas into the first one and copies the sum back
+// (localSum): Caffe2's SUM_TREE on one host. It also works for logical
+// devices that share one GPU (ShareGPUs).
+type peerTree struct {
+	b    *operators.Base
+	sums map[*cuda.Device]*localSum
+	devs []*cuda.Device
+}
+
+func (e *peerTree) Allreduce(bufs []*blob.Tensor) error {
+	devs, err := replicaDevices(e.b, bufs, e.devs)
+	if err != nil {
+		return err
+	}
+	e.devs = devs
+	s, err := e.sum(devs[0])
+	if err != nil {
+		return err
+	}
+	if err := s.run(bufs, 0); err != nil {
+		return err
+	}
+	return s.run(bufs, 1)
+}
+
+// sum returns the local sum working on device d.
+func (e *peerTree) sum(d *cuda.Device) (*localSum, error) {
+	if s, ok := e.sums[d]; ok {
+		return s, nil
+	}
+	s, err := newLocalSum(d)
+	if err != nil {
+		return nil, err
+	}
+	if e.sums == nil {
+		e.sums = map[*cuda.Device]*localSum{}
+	}
+	e.sums[d] = s
+	return s, nil
+}
+
 // ncclEngine all-reduces with NCCL: one communicator per operator over
-// the replicas' GPUs, created at the first run, and one in-place ncclAllReduce
-// per replica on its device's stream, in one group.
+// the replicas' GPUs, created at the first run, and one in-place
+// ncclAllReduce per GPU on its stream, in one group. Replicas that share a
+// GPU (logical devices, ShareGPUs) are first summed into the first of them
+// on that GPU and get the result back afterwards, so NCCL sees one rank per
+// GPU.
 type ncclEngine struct {
-	b       *operators.Base
+	peerTree
 	timeout time.Duration
 	comms   []C.ncclComm_t
-	devs    []*cuda.Device
+	groups  [][]int // replicas by GPU, the leader first
+	leaders []*cuda.Device
+	lbufs   []*blob.Tensor
 }
 
 func ncclCheck(call string, r C.ncclResult_t) error {
@@ -140,35 +196,37 @@ func ncclType(dt blob.DataType) (C.int, error) {
 	return 0, fmt.Errorf("NCCL cannot all-reduce %v tensors", dt)
 }
 
-func (e *ncclEngine) init(bufs []*blob.Tensor) error {
-	devs := make([]*cuda.Device, len(bufs))
-	list := make([]C.int, len(bufs))
-	seen := map[int]int{}
-	for i, t := range bufs {
-		b, ok := t.Storage().(*cuda.Block)
+func (e *ncclEngine) init(devs []*cuda.Device) error {
+	byGPU := map[int]int{}
+	var list []C.int
+	for i, d := range devs {
+		g, ok := byGPU[d.GPU()]
 		if !ok {
-			return fmt.Errorf("replica %d (%q) is not on a GPU", i, e.b.InputName(i))
+			g = len(e.groups)
+			byGPU[d.GPU()] = g
+			e.groups = append(e.groups, nil)
+			e.leaders = append(e.leaders, d)
+			list = append(list, C.int(d.GPU()))
 		}
-		devs[i] = b.Device()
-		gpu := devs[i].GPU()
-		if j, dup := seen[gpu]; dup {
-			return fmt.Errorf("replicas %d and %d are on one GPU (%d): NCCL needs a GPU per replica; use engine %s for logical devices sharing a GPU",
-				j, i, gpu, comm.SumTree)
-		}
-		seen[gpu] = i
-		list[i] = C.int(gpu)
+		e.groups[g] = append(e.groups[g], i)
 	}
-	comms := make([]C.ncclComm_t, len(bufs))
+	comms := make([]C.ncclComm_t, len(list))
 	if err := ncclCheck("ncclCommInitAll", C.ncclCommInitAll(&comms[0], C.int(len(comms)), &list[0])); err != nil {
 		return err
 	}
-	e.comms, e.devs = comms, devs
+	e.comms = comms
+	e.lbufs = make([]*blob.Tensor, len(list))
 	return nil
 }
 
 func (e *ncclEngine) Allreduce(bufs []*blob.Tensor) error {
+	devs, err := replicaDevices(e.b, bufs, e.devs)
+	if err != nil {
+		return err
+	}
+	e.devs = devs
 	if e.comms == nil {
-		if err := e.init(bufs); err != nil {
+		if err := e.init(devs); err != nil {
 			return err
 		}
 	}
@@ -176,11 +234,51 @@ func (e *ncclEngine) Allreduce(bufs []*blob.Tensor) error {
 	if err != nil {
 		return err
 	}
-	for i, t := range bufs {
-		if b, ok := t.Storage().(*cuda.Block); !ok || b.Device() != e.devs[i] {
-			return fmt.Errorf("replica %d (%q) is not on %v any more", i, e.b.InputName(i), e.devs[i].Key())
+	for g, members := range e.groups {
+		for _, i := range members {
+			if devs[i].GPU() != e.leaders[g].GPU() {
+				return fmt.Errorf("replica %d (%q) moved to %v", i, e.b.InputName(i), devs[i].Key())
+			}
+		}
+		e.lbufs[g] = bufs[members[0]]
+	}
+	// Replicas sharing a GPU: sum them into their leader first.
+	for _, members := range e.groups {
+		if len(members) > 1 {
+			if err := e.localRun(bufs, members, 0); err != nil {
+				return err
+			}
 		}
 	}
+	if err := e.reduce(dt); err != nil {
+		return err
+	}
+	for _, members := range e.groups {
+		if len(members) > 1 {
+			if err := e.localRun(bufs, members, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// localRun runs phase p of the local sum over the replicas members of one
+// GPU.
+func (e *ncclEngine) localRun(bufs []*blob.Tensor, members []int, p int) error {
+	group := make([]*blob.Tensor, len(members))
+	for k, i := range members {
+		group[k] = bufs[i]
+	}
+	s, err := e.sum(group[0].Storage().(*cuda.Block).Device())
+	if err != nil {
+		return err
+	}
+	return s.run(group, p)
+}
+
+// reduce all-reduces the leaders' buffers with NCCL.
+func (e *ncclEngine) reduce(dt C.int) error {
 	// Every replica's earlier work is on its stream, which the collective
 	// joins: enqueue the group, then wait for the streams, aborting the
 	// communicators if that takes longer than the timeout.
@@ -188,10 +286,10 @@ func (e *ncclEngine) Allreduce(bufs []*blob.Tensor) error {
 		return err
 	}
 	var enqueueErr error
-	for i, t := range bufs {
-		r := C.c2g_nccl_allreduce(C.uintptr_t(t.Storage().(*cuda.Block).Ptr()), C.size_t(t.Size()), dt, e.comms[i], unsafe.Pointer(e.devs[i].Stream()))
+	for g, t := range e.lbufs {
+		r := C.c2g_nccl_allreduce(C.uintptr_t(t.Storage().(*cuda.Block).Ptr()), C.size_t(t.Size()), dt, e.comms[g], unsafe.Pointer(e.leaders[g].Stream()))
 		if err := ncclCheck("ncclAllReduce", r); err != nil && enqueueErr == nil {
-			enqueueErr = fmt.Errorf("replica %d (%q): %w", i, e.b.InputName(i), err)
+			enqueueErr = fmt.Errorf("replica %d (%q): %w", e.groups[g][0], e.b.InputName(e.groups[g][0]), err)
 		}
 	}
 	if err := ncclCheck("ncclGroupEnd", C.ncclGroupEnd()); err != nil {
@@ -203,7 +301,7 @@ func (e *ncclEngine) Allreduce(bufs []*blob.Tensor) error {
 	done := make(chan error, 1)
 	go func() {
 		var errs []error
-		for _, d := range e.devs {
+		for _, d := range e.leaders {
 			errs = append(errs, d.Synchronize())
 		}
 		done <- errors.Join(errs...)
@@ -217,6 +315,6 @@ func (e *ncclEngine) Allreduce(bufs []*blob.Tensor) error {
 		}
 		e.comms = nil
 		<-done
-		return fmt.Errorf("NCCL all-reduce of %d replicas took longer than %v and was aborted", len(bufs), e.timeout)
+		return fmt.Errorf("NCCL all-reduce over %d GPUs took longer than %v and was aborted", len(e.leaders), e.timeout)
 	}
 }
