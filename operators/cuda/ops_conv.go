@@ -58,6 +58,19 @@ func newConvBase(b *operators.Base) (convBase, error) {
 	return convBase{op: o, args: a, d: d, fallback: fb}, nil
 }
 
+// inputs returns X and the filter and prepares the descriptors for them
+// (see prepare).
+func (o *convBase) inputs() (x, w *blob.Tensor, ok, changed bool, err error) {
+	if x, err = o.floatInput(0); err != nil {
+		return nil, nil, false, false, err
+	}
+	if w, err = o.floatInput(1); err != nil {
+		return nil, nil, false, false, err
+	}
+	ok, changed, err = o.prepare(x, w)
+	return x, w, ok, changed, err
+}
+
 // prepare sets the descriptors for x and filter w when their shapes
 // changed (then changed is true) and reports whether cuDNN can run the
 // convolution.
@@ -159,15 +172,7 @@ func newConv(b *operators.Base) (operators.Operator, error) {
 }
 
 func (o *convOp) RunOnDevice() error {
-	x, err := o.floatInput(0)
-	if err != nil {
-		return err
-	}
-	w, err := o.floatInput(1)
-	if err != nil {
-		return err
-	}
-	ok, changed, err := o.prepare(x, w)
+	x, w, ok, changed, err := o.inputs()
 	if err != nil {
 		return err
 	}
@@ -250,24 +255,16 @@ func newConvGradient(b *operators.Base) (operators.Operator, error) {
 }
 
 func (o *convGradOp) RunOnDevice() error {
-	x, err := o.floatInput(0)
-	if err != nil {
-		return err
-	}
-	w, err := o.floatInput(1)
-	if err != nil {
-		return err
-	}
-	dy, err := o.floatInput(2)
-	if err != nil {
-		return err
-	}
-	ok, changed, err := o.prepare(x, w)
+	x, w, ok, changed, err := o.inputs()
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return o.fallback.Run()
+	}
+	dy, err := o.floatInput(2)
+	if err != nil {
+		return err
 	}
 	if !slices.Equal(dy.Dims(), o.layout.y) {
 		return fmt.Errorf("output gradient %q has shape %v, want %v", o.InputName(2), dy.Dims(), o.layout.y)

@@ -305,23 +305,28 @@ func (o *weightedSumImpl) RunOnDevice() error {
 	return nil
 }
 
-// reduceImpl is SumElements (average or not) and AveragedLoss: a scalar
-// y = scale·Σx, summed in double in one block.
+// reduceImpl is SumElements (average or not) and AveragedLoss, a scalar
+// y = scale·Σx summed in double in one block, and their gradients, dX =
+// scale·dY everywhere; scale is 1/|X| when averaging, else 1.
 type reduceImpl struct {
 	op
-	average bool
-	k       typed
-	a       *cuda.Args
+	average, grad bool
+	k             typed
+	a             *cuda.Args
 }
 
-func newReduce(average bool) operators.Factory {
+func newReduce(average, grad bool) operators.Factory {
 	return func(b *operators.Base) (operators.Operator, error) {
 		base, err := newOp(b)
 		if err != nil {
 			return nil, err
 		}
-		o := &reduceImpl{op: base, average: average || b.ArgBool("average", false), a: cuda.NewArgs(4)}
-		if o.k, err = base.g.typedKernel("mean"); err != nil {
+		o := &reduceImpl{op: base, average: average || b.ArgBool("average", false), grad: grad, a: cuda.NewArgs(4)}
+		name := "mean"
+		if grad {
+			name = "fill_scaled"
+		}
+		if o.k, err = base.g.typedKernel(name); err != nil {
 			return nil, err
 		}
 		o.self = o
@@ -334,50 +339,21 @@ func (o *reduceImpl) RunOnDevice() error {
 	if err != nil {
 		return err
 	}
-	y, err := o.output(0, x.DataType())
-	if err != nil {
-		return err
-	}
 	n := int64(x.Size())
 	scale := 1.0
 	if o.average && n > 0 {
 		scale = 1 / float64(n)
 	}
-	o.a.Mem(0, x.Storage(), 0)
-	o.a.Int64(1, n)
-	o.a.Double(2, scale)
-	o.a.Mem(3, y.Storage(), 0)
-	return o.k.of(x.DataType()).Launch(cuda.Dim3{X: 1}, cuda.Dim3{X: rowThreads}, 0, o.a)
-}
-
-// reduceGradImpl is SumElementsGradient and AveragedLossGradient: dX is
-// dY (divided by X's size when averaging) everywhere.
-type reduceGradImpl struct {
-	op
-	average bool
-	k       typed
-	a       *cuda.Args
-}
-
-func newReduceGrad(average bool) operators.Factory {
-	return func(b *operators.Base) (operators.Operator, error) {
-		base, err := newOp(b)
+	if !o.grad {
+		y, err := o.output(0, x.DataType())
 		if err != nil {
-			return nil, err
+			return err
 		}
-		o := &reduceGradImpl{op: base, average: average || b.ArgBool("average", false), a: cuda.NewArgs(4)}
-		if o.k, err = base.g.typedKernel("fill_scaled"); err != nil {
-			return nil, err
-		}
-		o.self = o
-		return o, nil
-	}
-}
-
-func (o *reduceGradImpl) RunOnDevice() error {
-	x, err := o.floatInput(0)
-	if err != nil {
-		return err
+		o.a.Mem(0, x.Storage(), 0)
+		o.a.Int64(1, n)
+		o.a.Double(2, scale)
+		o.a.Mem(3, y.Storage(), 0)
+		return o.k.of(x.DataType()).Launch(cuda.Dim3{X: 1}, cuda.Dim3{X: rowThreads}, 0, o.a)
 	}
 	dy, err := o.floatInput(1)
 	if err != nil {
@@ -389,11 +365,6 @@ func (o *reduceGradImpl) RunOnDevice() error {
 	dx, err := o.output(0, x.DataType(), x.Dims()...)
 	if err != nil {
 		return err
-	}
-	n := int64(x.Size())
-	scale := 1.0
-	if o.average && n > 0 {
-		scale = 1 / float64(n)
 	}
 	o.a.Mem(0, dy.Storage(), 0)
 	o.a.Double(1, scale)
