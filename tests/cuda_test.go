@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/devicescope"
+	"github.com/caffe2go/caffe2go/devicescope/cuda"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/workspace"
@@ -132,5 +134,57 @@ func TestCUDAPlanTrains(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCUDASteadyStateAllocatesNothing runs the train net of mlpPlan on
+// gpu_0 again and again: once warm, a run allocates nothing on the Go heap
+// and takes no new memory from the device.
+func TestCUDASteadyStateAllocatesNothing(t *testing.T) {
+	dev := netdef.NewDeviceOption(netdef.CUDA, 0)
+	plan := mlpPlan(t, dev)
+	ws := workspace.New("")
+	rng := rand.New(rand.NewPCG(1, 1))
+	data := make([]float32, 32*8)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	if err := ws.FeedBlob("data", blob.MustFromSlice(data, 32, 8), workspace.OnDevice(dev)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.FeedBlob("label", blob.MustFromSlice(make([]int32, 32)), workspace.OnDevice(dev)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.RunNetOnce(plan.Network[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.CreateNet(plan.Network[1], false); err != nil {
+		t.Fatal(err)
+	}
+	name := plan.Network[1].GetName()
+	for range 3 {
+		if err := ws.RunNet(name, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := devicescope.Get(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := d.(*cuda.Device).MemoryStats()
+	var runErr error
+	allocs := testing.AllocsPerRun(10, func() {
+		if err := ws.RunNet(name, 1); err != nil && runErr == nil {
+			runErr = err
+		}
+	})
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	if allocs != 0 {
+		t.Errorf("a warm run allocates %v times on the Go heap", allocs)
+	}
+	if after, _ := d.(*cuda.Device).MemoryStats(); after != before {
+		t.Errorf("device memory in use went from %d to %d bytes over warm runs", before, after)
 	}
 }
