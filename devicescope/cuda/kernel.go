@@ -160,9 +160,6 @@ func (m *Module) Kernel(name string) (Kernel, error) {
 	return k, nil
 }
 
-// Name returns the kernel's name.
-func (k Kernel) Name() string { return k.name }
-
 // Args is a kernel's argument block, in C memory so that a launch passes
 // it without copying or allocating. Keep one per call site and set its
 // slots before each Launch.

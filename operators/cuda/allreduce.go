@@ -73,9 +73,8 @@ func (s *localSum) run(bufs []*blob.Tensor, p int) error {
 func (s *localSum) RunOnDevice() error {
 	sum := s.bufs[0]
 	if s.phase == 1 {
-		if err := s.g.dev.Synchronize(); err != nil {
-			return err
-		}
+		// A copy to another device waits for this one's stream first
+		// (CopyDevice); on this device the stream orders it.
 		for _, t := range s.bufs[1:] {
 			if err := t.CopyFrom(sum); err != nil {
 				return err
@@ -170,9 +169,12 @@ type ncclEngine struct {
 	peerTree
 	timeout time.Duration
 	comms   []C.ncclComm_t
-	groups  [][]int // replicas by GPU, the leader first
+	groups  [][]int          // replicas by GPU, the leader first
+	members [][]*blob.Tensor // each group's replicas, refilled every run
 	leaders []*cuda.Device
 	lbufs   []*blob.Tensor
+	done    chan error  // the streams' synchronization, from syncLeaders
+	timer   *time.Timer // the deadline of a run
 }
 
 func ncclCheck(call string, r C.ncclResult_t) error {
@@ -197,6 +199,7 @@ func ncclType(dt blob.DataType) (C.int, error) {
 }
 
 func (e *ncclEngine) init(devs []*cuda.Device) error {
+	e.groups, e.leaders = nil, nil
 	byGPU := map[int]int{}
 	var list []C.int
 	for i, d := range devs {
@@ -216,6 +219,8 @@ func (e *ncclEngine) init(devs []*cuda.Device) error {
 	}
 	e.comms = comms
 	e.lbufs = make([]*blob.Tensor, len(list))
+	e.members = make([][]*blob.Tensor, len(list))
+	e.done = make(chan error, 1)
 	return nil
 }
 
@@ -235,46 +240,52 @@ func (e *ncclEngine) Allreduce(bufs []*blob.Tensor) error {
 		return err
 	}
 	for g, members := range e.groups {
+		e.members[g] = e.members[g][:0]
 		for _, i := range members {
 			if devs[i].GPU() != e.leaders[g].GPU() {
 				return fmt.Errorf("replica %d (%q) moved to %v", i, e.b.InputName(i), devs[i].Key())
 			}
+			e.members[g] = append(e.members[g], bufs[i])
 		}
 		e.lbufs[g] = bufs[members[0]]
 	}
 	// Replicas sharing a GPU: sum them into their leader first.
-	for _, members := range e.groups {
-		if len(members) > 1 {
-			if err := e.localRun(bufs, members, 0); err != nil {
-				return err
-			}
-		}
+	if err := e.localRuns(0); err != nil {
+		return err
 	}
 	if err := e.reduce(dt); err != nil {
 		return err
 	}
-	for _, members := range e.groups {
-		if len(members) > 1 {
-			if err := e.localRun(bufs, members, 1); err != nil {
-				return err
-			}
+	return e.localRuns(1)
+}
+
+// localRuns runs phase p of the local sum of every GPU that holds several
+// replicas.
+func (e *ncclEngine) localRuns(p int) error {
+	for _, group := range e.members {
+		if len(group) < 2 {
+			continue
+		}
+		s, err := e.sum(group[0].Storage().(*cuda.Block).Device())
+		if err != nil {
+			return err
+		}
+		if err := s.run(group, p); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// localRun runs phase p of the local sum over the replicas members of one
-// GPU.
-func (e *ncclEngine) localRun(bufs []*blob.Tensor, members []int, p int) error {
-	group := make([]*blob.Tensor, len(members))
-	for k, i := range members {
-		group[k] = bufs[i]
+// syncLeaders waits for every leader's stream and sends the first error.
+func (e *ncclEngine) syncLeaders() {
+	var first error
+	for _, d := range e.leaders {
+		if err := d.Synchronize(); err != nil && first == nil {
+			first = err
+		}
 	}
-	s, err := e.sum(group[0].Storage().(*cuda.Block).Device())
-	if err != nil {
-		return err
-	}
-	return s.run(group, p)
+	e.done <- first
 }
 
 // reduce all-reduces the leaders' buffers with NCCL.
@@ -298,23 +309,22 @@ func (e *ncclEngine) reduce(dt C.int) error {
 	if enqueueErr != nil {
 		return enqueueErr
 	}
-	done := make(chan error, 1)
-	go func() {
-		var errs []error
-		for _, d := range e.leaders {
-			errs = append(errs, d.Synchronize())
-		}
-		done <- errors.Join(errs...)
-	}()
+	if e.timer == nil {
+		e.timer = time.NewTimer(e.timeout)
+	} else {
+		e.timer.Reset(e.timeout)
+	}
+	go e.syncLeaders()
 	select {
-	case err := <-done:
+	case err := <-e.done:
+		e.timer.Stop()
 		return err
-	case <-time.After(e.timeout):
+	case <-e.timer.C:
 		for _, c := range e.comms {
 			C.ncclCommAbort(c)
 		}
 		e.comms = nil
-		<-done
+		<-e.done
 		return fmt.Errorf("NCCL all-reduce over %d GPUs took longer than %v and was aborted", len(e.leaders), e.timeout)
 	}
 }

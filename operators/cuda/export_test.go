@@ -4,7 +4,6 @@ package cuda
 // operators (which import operators/std, which imports this package in
 // cuda builds).
 var (
-	Elementwise      = elementwise
-	ImplementedTypes = implementedTypes
-	HostOnly         = hostOnly
+	Elementwise = elementwise
+	HostOnly    = hostOnly
 )

@@ -75,11 +75,10 @@ var binaryOps = map[string]int{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3}
 // element, run on the GPU; other broadcasts run on the host.
 type binaryImpl struct {
 	op
-	code     int
-	same     map[blob.DataType]cuda.Kernel
-	strided  map[blob.DataType]cuda.Kernel
-	a        *cuda.Args
-	fallback operators.Operator
+	code          int
+	same, strided typedNumeric
+	a             *cuda.Args
+	fallback      operators.Operator
 }
 
 func newBinary(typ string) operators.Factory {
@@ -88,15 +87,12 @@ func newBinary(typ string) operators.Factory {
 		if err != nil {
 			return nil, err
 		}
-		o := &binaryImpl{op: base, code: binaryOps[typ], same: map[blob.DataType]cuda.Kernel{}, strided: map[blob.DataType]cuda.Kernel{},
-			a: cuda.NewArgs(16)}
-		for dt, s := range map[blob.DataType]string{blob.Float32: "f32", blob.Float64: "f64", blob.Int32: "i32", blob.Int64: "i64"} {
-			if o.same[dt], err = base.g.kernel(kernelName("binary_same", s)); err != nil {
-				return nil, err
-			}
-			if o.strided[dt], err = base.g.kernel(kernelName("binary", s)); err != nil {
-				return nil, err
-			}
+		o := &binaryImpl{op: base, code: binaryOps[typ], a: cuda.NewArgs(16)}
+		if o.same, err = base.g.numericKernel("binary_same"); err != nil {
+			return nil, err
+		}
+		if o.strided, err = base.g.numericKernel("binary"); err != nil {
+			return nil, err
 		}
 		if o.fallback, err = operators.HostFallback(b); err != nil {
 			return nil, err

@@ -101,6 +101,10 @@ func kernelName(name, suffix string) string { return name + "_" + suffix }
 // ewKernel names the kernel of element-wise operator typ.
 func ewKernel(typ, suffix string) string { return kernelName("ew_"+typ, suffix) }
 
+// elementType matches the T standing for the element type in
+// kernelSpec.Params.
+var elementType = regexp.MustCompile(`\bT\b`)
+
 // specSource generates the templated kernels' extern "C" wrappers.
 func specSource() string {
 	var sb strings.Builder
@@ -113,7 +117,7 @@ func specSource() string {
 		}
 		for _, suffix := range k.Types {
 			ct := cTypes[suffix]
-			params := regexp.MustCompile(`\bT\b`).ReplaceAllString(k.Params, ct)
+			params := elementType.ReplaceAllString(k.Params, ct)
 			fmt.Fprintf(&sb, "extern \"C\" __global__ void %s(%s) { %s<%s>(%s); }\n",
 				kernelName(k.Name, suffix), params, k.Fn, ct, strings.Join(names, ", "))
 		}
@@ -170,55 +174,6 @@ func Source() string {
 	sb.WriteString(specSource())
 	sb.WriteString(ewSource())
 	return sb.String()
-}
-
-// Kernel parameters, as Launch's argument block sets them.
-type paramKind int
-
-const (
-	pPtr    paramKind = iota // a device pointer (Args.Mem)
-	pInt                     // int (Args.Int)
-	pInt64                   // long long (Args.Int64)
-	pFloat                   // float (Args.Float)
-	pDouble                  // double (Args.Double)
-)
-
-var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
-
-// kernelParams parses the extern "C" kernels of a source into their
-// parameter kinds.
-func kernelParams(src string) (map[string][]paramKind, error) {
-	out := map[string][]paramKind{}
-	for _, m := range kernelDecl.FindAllStringSubmatch(src, -1) {
-		var kinds []paramKind
-		for _, p := range strings.Split(m[2], ",") {
-			p = strings.TrimSpace(p)
-			if p == "" {
-				continue
-			}
-			typ := p[:strings.LastIndexAny(p, " *")+1]
-			typ = strings.TrimSpace(strings.TrimPrefix(typ, "const "))
-			switch {
-			case strings.HasSuffix(typ, "*"):
-				kinds = append(kinds, pPtr)
-			case typ == "int":
-				kinds = append(kinds, pInt)
-			case typ == "long long":
-				kinds = append(kinds, pInt64)
-			case typ == "float":
-				kinds = append(kinds, pFloat)
-			case typ == "double":
-				kinds = append(kinds, pDouble)
-			default:
-				return nil, fmt.Errorf("kernel %s: parameter %q has a type launches do not pass", m[1], p)
-			}
-		}
-		if _, dup := out[m[1]]; dup {
-			return nil, fmt.Errorf("kernel %s is declared twice", m[1])
-		}
-		out[m[1]] = kinds
-	}
-	return out, nil
 }
 
 // threadsPerBlock is the block size of the grid-stride kernels; the

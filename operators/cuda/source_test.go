@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,4 +148,53 @@ func TestBlocks(t *testing.T) {
 	if !strings.Contains(Source(), "#define C2G_THREADS 128") || rowThreads != 128 {
 		t.Error("rowThreads and the kernels' C2G_THREADS disagree")
 	}
+}
+
+// Kernel parameters, as a launch's argument block sets them (cuda.Args).
+type paramKind int
+
+const (
+	pPtr    paramKind = iota // a device pointer (Args.Mem)
+	pInt                     // int (Args.Int)
+	pInt64                   // long long (Args.Int64)
+	pFloat                   // float (Args.Float)
+	pDouble                  // double (Args.Double)
+)
+
+var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
+
+// kernelParams parses the extern "C" kernels of a source into their
+// parameter kinds.
+func kernelParams(src string) (map[string][]paramKind, error) {
+	out := map[string][]paramKind{}
+	for _, m := range kernelDecl.FindAllStringSubmatch(src, -1) {
+		var kinds []paramKind
+		for _, p := range strings.Split(m[2], ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			typ := p[:strings.LastIndexAny(p, " *")+1]
+			typ = strings.TrimSpace(strings.TrimPrefix(typ, "const "))
+			switch {
+			case strings.HasSuffix(typ, "*"):
+				kinds = append(kinds, pPtr)
+			case typ == "int":
+				kinds = append(kinds, pInt)
+			case typ == "long long":
+				kinds = append(kinds, pInt64)
+			case typ == "float":
+				kinds = append(kinds, pFloat)
+			case typ == "double":
+				kinds = append(kinds, pDouble)
+			default:
+				return nil, fmt.Errorf("kernel %s: parameter %q has a type launches do not pass", m[1], p)
+			}
+		}
+		if _, dup := out[m[1]]; dup {
+			return nil, fmt.Errorf("kernel %s is declared twice", m[1])
+		}
+		out[m[1]] = kinds
+	}
+	return out, nil
 }

@@ -37,15 +37,15 @@ func TestElementwiseTableMatchesCPU(t *testing.T) {
 }
 
 // TestTables checks the tables of CUDA implementations against the CPU
-// operators: every type named exists on the CPU (the CUDA operator is
-// checked against it), none is named twice, and no type is both
-// implemented and host-only.
+// operators: every type named exists on the CPU, none is named twice, and
+// no type is both implemented and host-only. (The conformance suite checks
+// every CUDA registration against the CPU's on a GPU machine.)
 func TestTables(t *testing.T) {
 	seen := map[string]string{}
 	for _, list := range []struct {
 		name  string
 		types []string
-	}{{"implemented", cuda.ImplementedTypes()}, {"host-only", cuda.HostOnly}} {
+	}{{"element-wise", elementwiseTypes()}, {"host-only", cuda.HostOnly}} {
 		for _, typ := range list.types {
 			if prev, dup := seen[typ]; dup {
 				t.Errorf("%s is both %s and %s", typ, prev, list.name)
@@ -58,4 +58,12 @@ func TestTables(t *testing.T) {
 			}
 		}
 	}
+}
+
+func elementwiseTypes() []string {
+	var out []string
+	for _, op := range cuda.Elementwise {
+		out = append(out, op.Type)
+	}
+	return out
 }
