@@ -119,7 +119,7 @@ func serializable(name string, t *Tensor) (*Tensor, error) {
 	if !t.dtype.Valid() {
 		return nil, fmt.Errorf("blob %q: cannot serialize a tensor of type %v", name, t.dtype)
 	}
-	if t.mem == nil || t.capacity < t.size {
+	if t.mem == nil || t.capacity() < t.size {
 		return nil, fmt.Errorf("blob %q: the tensor %v does not have data yet (a tensor of non-zero shape that was never allocated)", name, t)
 	}
 	if t.OnHost() {
@@ -322,7 +322,7 @@ func applyTensorChunk(dst *Tensor, p *netdef.TensorProto, name string) (begin, e
 	}
 	// A tensor in a device's memory: decode the chunk on the host, then
 	// copy it into place.
-	staged := &Tensor{dtype: dt, shape: []int{n}, size: n, mem: makeHost(dt, n), capacity: n}
+	staged := &Tensor{dtype: dt, shape: []int{n}, size: n, mem: makeHost(dt, n)}
 	fillChunk(staged, p, src, 0, n)
 	md, _ := devicescope.MemoryOf(dst.device)
 	if err := md.CopyFromHost(dst.mem, begin*dt.ItemSize(), staged.mem.(hostMemory).bytes(n)); err != nil {

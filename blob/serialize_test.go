@@ -825,7 +825,7 @@ func TestSerializeErrors(t *testing.T) {
 	wantErr(t, err, `"t"`)
 	_, err = TensorToProto("t", &Tensor{dtype: Float32, shape: []int{3}, size: 3})
 	wantErr(t, err, `"t"`, "does not have data")
-	_, err = TensorChunksToProtos("t", &Tensor{dtype: Int64, shape: []int{4}, size: 4, mem: Host[int64]{1}, capacity: 1}, 0)
+	_, err = TensorChunksToProtos("t", &Tensor{dtype: Int64, shape: []int{4}, size: 4, mem: Host[int64]{1}}, 0)
 	wantErr(t, err, `"t"`, "does not have data")
 
 	_, err = SerializeBlob("e", new(Blob))

@@ -17,12 +17,11 @@ import (
 // implements devicescope.Allocator). Data and Raw reach host storage only;
 // CopyFrom, CopyTo and ToHost move elements between host and devices.
 type Tensor struct {
-	dtype    DataType
-	shape    []int
-	size     int
-	mem      devicescope.Memory // Host[T] of the element type, or a device's block
-	capacity int                // elements mem holds, ≥ size
-	device   *netdef.DeviceOption
+	dtype  DataType
+	shape  []int
+	size   int
+	mem    devicescope.Memory // Host[T] of the element type, or a device's block
+	device *netdef.DeviceOption
 }
 
 // New returns a zero-filled tensor of the given type and shape on the CPU.
@@ -37,7 +36,7 @@ func New(dtype DataType, shape ...int) (*Tensor, error) {
 	if err := checkCapacity(dtype, n, shape); err != nil {
 		return nil, err
 	}
-	return &Tensor{dtype: dtype, shape: append([]int{}, shape...), size: n, mem: makeHost(dtype, n), capacity: n}, nil
+	return &Tensor{dtype: dtype, shape: append([]int{}, shape...), size: n, mem: makeHost(dtype, n)}, nil
 }
 
 // FromSlice returns a tensor that uses data (not a copy) with the given
@@ -57,7 +56,7 @@ func FromSlice[T Element](data []T, shape ...int) (*Tensor, error) {
 	if data == nil {
 		data = []T{}
 	}
-	return &Tensor{dtype: TypeOf[T](), shape: append([]int{}, shape...), size: n, mem: Host[T](data), capacity: n}, nil
+	return &Tensor{dtype: TypeOf[T](), shape: append([]int{}, shape...), size: n, mem: Host[T](data)}, nil
 }
 
 // MustFromSlice is FromSlice that panics on a shape mismatch, for tests and
@@ -72,7 +71,7 @@ func MustFromSlice[T Element](data []T, shape ...int) *Tensor {
 
 // Scalar returns a 0-d tensor holding v.
 func Scalar[T Element](v T) *Tensor {
-	return &Tensor{dtype: TypeOf[T](), shape: []int{}, size: 1, mem: Host[T]{v}, capacity: 1}
+	return &Tensor{dtype: TypeOf[T](), shape: []int{}, size: 1, mem: Host[T]{v}}
 }
 
 func numElements(shape []int) (int, error) {
@@ -212,7 +211,7 @@ func (t *Tensor) SetDevice(opt *netdef.DeviceOption) {
 	}
 	_, onDevice := devicescope.MemoryOf(opt)
 	if t.mem != nil && (onDevice || !t.OnHost()) {
-		t.mem, t.capacity = nil, 0
+		t.mem = nil
 	}
 	if opt == nil {
 		t.device = nil
@@ -268,7 +267,7 @@ func (t *Tensor) Init(dtype DataType, shape ...int) error {
 		return err
 	}
 	// The storage keeps its full capacity; t.size says how much is in use.
-	if dtype != t.dtype || t.mem == nil || t.capacity < n {
+	if dtype != t.dtype || t.mem == nil || t.capacity() < n {
 		if err := checkCapacity(dtype, n, shape); err != nil {
 			return err
 		}
@@ -285,12 +284,24 @@ func (t *Tensor) Init(dtype DataType, shape ...int) error {
 	return nil
 }
 
+// capacity returns how many elements of t's type its storage holds (0
+// before it has storage).
+func (t *Tensor) capacity() int {
+	switch m := t.mem.(type) {
+	case nil:
+		return 0
+	case hostMemory:
+		return m.length()
+	}
+	return t.mem.Bytes() / max(t.dtype.ItemSize(), 1)
+}
+
 // allocate gives t new zeroed storage for n elements of dtype on its
 // device: Go memory, or the device's own memory when it has some.
 func (t *Tensor) allocate(dtype DataType, n int) error {
 	md, onDevice := devicescope.MemoryOf(t.device)
 	if !onDevice {
-		t.mem, t.capacity, t.dtype = makeHost(dtype, n), n, dtype
+		t.mem, t.dtype = makeHost(dtype, n), dtype
 		return nil
 	}
 	if dtype.ItemSize() == 0 {
@@ -300,7 +311,7 @@ func (t *Tensor) allocate(dtype DataType, n int) error {
 	if err != nil {
 		return fmt.Errorf("blob: allocating %d elements of %v on %v: %w", n, dtype, md.Key(), err)
 	}
-	t.mem, t.capacity, t.dtype = m, n, dtype
+	t.mem, t.dtype = m, dtype
 	return nil
 }
 
@@ -376,7 +387,7 @@ func (t *Tensor) CopyFrom(src *Tensor) error {
 // ShareData makes t a view of src's storage with src's type, shape and
 // device, the way Caffe2's Alias shares memory.
 func (t *Tensor) ShareData(src *Tensor) {
-	t.dtype, t.size, t.mem, t.capacity = src.dtype, src.size, src.mem, src.capacity
+	t.dtype, t.size, t.mem = src.dtype, src.size, src.mem
 	t.shape = append(t.shape[:0], src.shape...)
 	t.device = src.device
 }
