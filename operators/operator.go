@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -324,6 +325,15 @@ func (e *OpError) Error() string {
 // Unwrap returns the underlying error.
 func (e *OpError) Unwrap() error { return e.Err }
 
+// ErrUnknownOperator is wrapped by the error of creating an operator whose
+// type no implementation is registered for, on any device.
+var ErrUnknownOperator = errors.New("no operator of that type is registered")
+
+// ErrBlobNotFound is wrapped by the errors for a blob name that does not
+// exist where it is looked up: an operator's input, and (package
+// workspace) a fetched or reset blob.
+var ErrBlobNotFound = errors.New("can't find blob")
+
 // Create instantiates def in ws: it checks the schema, resolves the device
 // and the implementation (with engine fallback), requires every input blob
 // to exist, creates every output blob, and calls the implementation's
@@ -353,7 +363,7 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 		if len(Implementations(def.GetType())) > 0 {
 			return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %v: no implementation for that device", def.GetType(), devType))
 		}
-		return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %v: no operator of that type is registered", def.GetType(), devType))
+		return nil, wrap(fmt.Errorf("cannot create operator of type %q on the device %v: %w", def.GetType(), devType, ErrUnknownOperator))
 	}
 	dev, err := devicescope.Get(def.GetDeviceOption())
 	if err != nil {
@@ -377,7 +387,7 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 	for i, name := range def.GetInput() {
 		bl := ws.GetBlob(name)
 		if bl == nil {
-			return nil, wrap(fmt.Errorf("encountered a non-existing input blob: %q", name))
+			return nil, wrap(fmt.Errorf("encountered a non-existing input blob %q: %w", name, ErrBlobNotFound))
 		}
 		b.inputs[i] = bl
 	}

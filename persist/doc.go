@@ -29,7 +29,9 @@
 //
 // Open opens (creating when missing) the store in a directory, OpenInMemory
 // one that lives in memory. The workspace package opens one per workspace
-// root folder, at <root>/caffe2go.store, on first use.
+// root folder (<root>/caffe2go.store) on first use, and one under the
+// user's cache directory for workspaces created without a root folder (see
+// workspace.Workspace.StoreDir).
 //
 // Nets: SaveNet, LoadNet, Nets and DeleteNet store NetDefs under names, so a
 // net saved by one process loads in the next.

@@ -14,7 +14,7 @@ import (
 func (w *Workspace) BenchmarkNet(name string, warmup, runs int, perOp bool) ([]float64, error) {
 	n := w.GetNet(name)
 	if n == nil {
-		return nil, fmt.Errorf("workspace: can't find net %q", name)
+		return nil, fmt.Errorf("workspace: %w %q", ErrNetNotFound, name)
 	}
 	if runs < 1 {
 		return nil, fmt.Errorf("workspace: BenchmarkNet %q: runs must be at least 1, got %d", name, runs)

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +24,7 @@ type dagExecutor struct {
 	pending   []atomic.Int32 // parents still running, per op
 	remaining atomic.Int32   // ops not yet finished in this run
 	failed    atomic.Bool
+	ctx       context.Context // the current run's
 	errMu     sync.Mutex
 	err       error
 	done      chan struct{}
@@ -107,10 +109,11 @@ func dependencies(n *Net) [][]int {
 	return deps
 }
 
-func (e *dagExecutor) run() error {
+func (e *dagExecutor) run(ctx context.Context) error {
 	if len(e.ops) == 0 {
 		return nil
 	}
+	e.ctx = ctx
 	for i := range e.pending {
 		e.pending[i].Store(e.parents[i])
 	}
@@ -121,6 +124,7 @@ func (e *dagExecutor) run() error {
 		e.devices[r].Submit(&e.tasks[r])
 	}
 	<-e.done
+	e.ctx = nil
 	return e.err
 }
 
@@ -128,7 +132,7 @@ func (e *dagExecutor) run() error {
 // it only passes completion on) and schedules the children it unblocks.
 func (e *dagExecutor) runTask(i int32) {
 	if !e.failed.Load() {
-		if err := runOp(e.ops, int(i)); err != nil {
+		if err := runOp(e.ctx, e.ops, int(i)); err != nil {
 			e.errMu.Lock()
 			if e.err == nil {
 				e.err = err

@@ -16,7 +16,27 @@
 // ready operators concurrently on their devices' workers. Both give the same
 // results.
 //
+// # Cancellation
+//
+// RunNetContext, RunPlanContext and Net.RunContext take a context.Context:
+// once it is done no further operator, net run or plan iteration starts,
+// the operators already running finish, and the error wraps ctx.Err(). The
+// blobs keep what the finished operators wrote, so a program can stop on
+// Ctrl-C and still save its last complete step. RunNet and RunPlan are the
+// same calls with context.Background().
+//
+// # Errors
+//
 // Errors name the net, the operator (index, type, name) and the blob
 // involved. An operator that panics is reported as an error; nothing panics
 // across this package's API, and a failed call leaves the workspace usable.
+// The common mistakes wrap a sentinel for errors.Is: ErrBlobNotFound,
+// ErrNetNotFound, ErrUnknownOperator, ErrCorrupt.
+//
+// # Store
+//
+// SaveNet, LoadNet and the checkpoint calls use a persist.Store opened on
+// first use: in <root>/caffe2go.store for a workspace given a root folder,
+// otherwise in $CAFFE2GO_STORE or under the user's cache directory (see
+// Workspace.StoreDir).
 package workspace

@@ -104,7 +104,7 @@ func tensorFromSlice(value any) (*blob.Tensor, error) {
 func (w *Workspace) FetchBlob(name string) (*blob.Tensor, error) {
 	b := w.GetBlob(name)
 	if b == nil {
-		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+		return nil, fmt.Errorf("workspace: %w: %q", ErrBlobNotFound, name)
 	}
 	t := b.Tensor()
 	if t == nil {
@@ -136,7 +136,7 @@ func (w *Workspace) FetchBlobs(names []string) ([]*blob.Tensor, error) {
 func (w *Workspace) FetchValue(name string) (any, error) {
 	b := w.GetBlob(name)
 	if b == nil {
-		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+		return nil, fmt.Errorf("workspace: %w: %q", ErrBlobNotFound, name)
 	}
 	switch v := b.Get().(type) {
 	case *blob.Tensor:
@@ -168,7 +168,7 @@ func (w *Workspace) FetchValues(names []string) ([]any, error) {
 func (w *Workspace) FetchBytes(name string) ([]byte, error) {
 	b := w.GetBlob(name)
 	if b == nil {
-		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+		return nil, fmt.Errorf("workspace: %w: %q", ErrBlobNotFound, name)
 	}
 	s, ok := b.Bytes()
 	if !ok {
@@ -182,7 +182,7 @@ func (w *Workspace) FetchBytes(name string) ([]byte, error) {
 func (w *Workspace) BlobSizeBytes(name string) (int, error) {
 	b := w.GetBlob(name)
 	if b == nil {
-		return 0, fmt.Errorf("workspace: can't find blob: %q", name)
+		return 0, fmt.Errorf("workspace: %w: %q", ErrBlobNotFound, name)
 	}
 	switch v := b.Get().(type) {
 	case *blob.Tensor:
@@ -197,7 +197,7 @@ func (w *Workspace) BlobSizeBytes(name string) (int, error) {
 func (w *Workspace) SerializeBlob(name string) ([]byte, error) {
 	b := w.GetBlob(name)
 	if b == nil {
-		return nil, fmt.Errorf("workspace: can't find blob: %q", name)
+		return nil, fmt.Errorf("workspace: %w: %q", ErrBlobNotFound, name)
 	}
 	return blob.SerializeBlob(name, b)
 }

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sort"
@@ -22,12 +23,15 @@ type Net struct {
 	ops     []operators.Operator
 	devices []devicescope.Device // the devices other than the CPU its operators run on
 	exec    executor
-	mu      sync.Mutex
+	// mu serializes runs; a net that replaces another of the same name
+	// (CreateNet with overwrite) shares its mutex.
+	mu *sync.Mutex
 }
 
-// executor runs a net's operators once.
+// executor runs a net's operators once, checking ctx before each
+// operator.
 type executor interface {
-	run() error
+	run(ctx context.Context) error
 }
 
 // executorFactory builds an executor for a net's operators.
@@ -91,10 +95,18 @@ func (n *Net) NumOperators() int { return len(n.ops) }
 // Run runs the net once. It returns when the work is done on every device
 // the net uses, also on devices that work asynchronously (a GPU's
 // stream), so that a run's time is its work's.
-func (n *Net) Run() error {
+func (n *Net) Run() error { return n.RunContext(context.Background()) }
+
+// RunContext runs the net once, as Run does, unless ctx ends first: ctx is
+// checked before each operator starts, and once it is done no further
+// operator starts, the operators already running finish, and the error
+// names the net and the first operator that did not run and wraps
+// ctx.Err() (errors.Is(err, context.Canceled)). Blobs keep what the
+// operators that ran wrote.
+func (n *Net) RunContext(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if err := n.exec.run(); err != nil {
+	if err := n.exec.run(ctx); err != nil {
 		return fmt.Errorf("net %q: %w", n.name, err)
 	}
 	for _, d := range n.devices {
@@ -119,7 +131,7 @@ func newNet(def *netdef.NetDef, ws *Workspace) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{name: def.GetName(), def: proto.Clone(def).(*netdef.NetDef)}
+	n := &Net{name: def.GetName(), def: proto.Clone(def).(*netdef.NetDef), mu: new(sync.Mutex)}
 	n.ops = make([]operators.Operator, len(def.GetOp()))
 	for i, opDef := range def.GetOp() {
 		if opDef.GetDeviceOption().GetNodeName() != "" {
@@ -211,9 +223,13 @@ func checkDeclarations(def *netdef.NetDef) error {
 	return nil
 }
 
-// runOp runs one operator, turning an error or a panic into an OpError that
-// names it.
-func runOp(ops []operators.Operator, i int) error {
+// runOp runs one operator unless ctx is done, turning an error or a panic
+// into an OpError that names it.
+func runOp(ctx context.Context, ops []operators.Operator, i int) error {
+	if err := ctx.Err(); err != nil {
+		d := ops[i].OpBase().Def()
+		return &operators.OpError{Index: i, Type: d.GetType(), Name: d.GetName(), Err: fmt.Errorf("not started: %w", err)}
+	}
 	if err := operators.RunSafely(ops[i]); err != nil {
 		d := ops[i].OpBase().Def()
 		return &operators.OpError{Index: i, Type: d.GetType(), Name: d.GetName(), Err: err}
@@ -226,9 +242,9 @@ type simpleExecutor struct{ ops []operators.Operator }
 
 func newSimpleExecutor(n *Net) (executor, error) { return &simpleExecutor{ops: n.ops}, nil }
 
-func (e *simpleExecutor) run() error {
+func (e *simpleExecutor) run(ctx context.Context) error {
 	for i := range e.ops {
-		if err := runOp(e.ops, i); err != nil {
+		if err := runOp(ctx, e.ops, i); err != nil {
 			return err
 		}
 	}

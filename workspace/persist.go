@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -15,6 +16,44 @@ import (
 // StoreDirName is the directory, inside a workspace's root folder, that
 // holds the workspace's persist.Store.
 const StoreDirName = "caffe2go.store"
+
+// StoreEnv is the environment variable that names the store directory of
+// workspaces created without a root folder (see Workspace.StoreDir).
+const StoreEnv = "CAFFE2GO_STORE"
+
+// StoreDir returns the directory of the workspace's persist.Store, made
+// absolute:
+//
+//   - <root>/caffe2go.store when the workspace was given a root folder
+//     (New(dir), ResetWorkspace(dir), or a child of such a workspace);
+//   - otherwise the directory $CAFFE2GO_STORE names, when it is set;
+//   - otherwise caffe2go/store under the user's cache directory
+//     (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux), so that a
+//     program that does not choose leaves no store in the directory it
+//     runs from.
+func (w *Workspace) StoreDir() (string, error) {
+	w.mu.RLock()
+	root, given := w.root, !w.defaultRoot
+	w.mu.RUnlock()
+	var dir string
+	switch env := os.Getenv(StoreEnv); {
+	case given:
+		dir = filepath.Join(root, StoreDirName)
+	case env != "":
+		dir = env
+	default:
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("workspace: no root folder and no %s for the store, and no cache directory: %w", StoreEnv, err)
+		}
+		dir = filepath.Join(cache, "caffe2go", "store")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace: store directory %q: %w", dir, err)
+	}
+	return abs, nil
+}
 
 // Every workspace that has used persistence holds a reference to the store
 // of its root folder; workspaces with the same root folder (a child and its
@@ -32,25 +71,28 @@ type storeRef struct {
 	refs  int
 }
 
-// Store returns the store of the workspace's root folder, at
-// <root>/caffe2go.store, opening it (and creating it when missing) on first
-// use. It stays open until Close or ResetWorkspace.
+// Store returns the workspace's store, in the directory StoreDir returns,
+// opening it (and creating it when missing) on first use. Workspaces with
+// the same store directory share one open store. It stays open until Close
+// or ResetWorkspace.
 func (w *Workspace) Store() (*persist.Store, error) {
 	stores.Lock()
 	defer stores.Unlock()
 	if r, ok := stores.byWS[w]; ok {
 		return r.store, nil
 	}
-	root := w.RootFolder()
-	path, err := filepath.Abs(filepath.Join(root, StoreDirName))
+	path, err := w.StoreDir()
 	if err != nil {
-		return nil, fmt.Errorf("workspace: store of root folder %q: %w", root, err)
+		return nil, err
 	}
 	r, ok := stores.byPath[path]
 	if !ok {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("workspace: creating the store's parent directory: %w", err)
+		}
 		s, err := persist.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("workspace: opening the store of root folder %q: %w", root, err)
+			return nil, fmt.Errorf("workspace: opening the store %s: %w", path, err)
 		}
 		r = &storeRef{path: path, store: s}
 		stores.byPath[path] = r
@@ -80,7 +122,7 @@ func (w *Workspace) Close() error {
 	}
 	delete(stores.byPath, r.path)
 	if err := r.store.Close(); err != nil {
-		return fmt.Errorf("workspace: closing the store of root folder %q: %w", w.RootFolder(), err)
+		return fmt.Errorf("workspace: closing the store %s: %w", r.path, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -414,4 +415,52 @@ func TestBuiltinDBTypes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStoreDir: a given root folder holds the store; without one the store
+// goes where $CAFFE2GO_STORE says, else under the user's cache directory,
+// never into the working directory; children follow their parent.
+func TestStoreDir(t *testing.T) {
+	root, env, cache := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache)
+	cases := []struct {
+		name string
+		ws   func() *workspace.Workspace
+		env  string
+		want string
+	}{
+		{"root given", func() *workspace.Workspace { return workspace.New(root) }, "", filepath.Join(root, workspace.StoreDirName)},
+		{"root given beats env", func() *workspace.Workspace { return workspace.New(root) }, env, filepath.Join(root, workspace.StoreDirName)},
+		{"env", func() *workspace.Workspace { return workspace.New("") }, env, env},
+		{"default", func() *workspace.Workspace { return workspace.New("") }, "", filepath.Join(cache, "caffe2go", "store")},
+		{"child of default", func() *workspace.Workspace { return workspace.New("").NewChild() }, env, env},
+		{"child of given", func() *workspace.Workspace { return workspace.New(root).NewChild() }, env, filepath.Join(root, workspace.StoreDirName)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(workspace.StoreEnv, c.env)
+			got, err := c.ws().StoreDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("StoreDir() = %q, want %q", got, c.want)
+			}
+		})
+	}
+	t.Run("default store is created there", func(t *testing.T) {
+		t.Setenv(workspace.StoreEnv, "")
+		ws := workspace.New("")
+		defer ws.Close()
+		if err := ws.SaveNet("n", incNet("n")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(cache, "caffe2go", "store")); err != nil {
+			t.Fatalf("no store under the cache directory: %v", err)
+		}
+		if _, err := os.Stat(workspace.StoreDirName); !os.IsNotExist(err) {
+			t.Errorf("a store appeared in the working directory: %v", err)
+		}
+	})
 }

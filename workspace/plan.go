@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,8 +18,15 @@ import (
 // use (replacing an existing net of that name) and left registered
 // afterwards.
 func (w *Workspace) RunPlan(src netdef.PlanSource) error {
+	return w.RunPlanContext(context.Background(), src)
+}
+
+// RunPlanContext runs a plan as RunPlan does unless ctx ends first: no net
+// run and no step iteration starts once ctx is done, periodic substeps
+// stop, and the error wraps ctx.Err().
+func (w *Workspace) RunPlanContext(ctx context.Context, src netdef.PlanSource) error {
 	plan := src.PlanProto()
-	p := &planRun{defs: map[string]*netdef.NetDef{}, created: map[*Workspace]map[string]bool{}}
+	p := &planRun{ctx: ctx, defs: map[string]*netdef.NetDef{}, created: map[*Workspace]map[string]bool{}}
 	for _, n := range plan.GetNetwork() {
 		if _, dup := p.defs[n.GetName()]; dup {
 			return fmt.Errorf("workspace: plan %q: duplicate net name %q", plan.GetName(), n.GetName())
@@ -66,6 +74,7 @@ func (w *Workspace) RunPlanInBackground(src netdef.PlanSource) *PlanHandle {
 }
 
 type planRun struct {
+	ctx     context.Context
 	defs    map[string]*netdef.NetDef
 	mu      sync.Mutex
 	created map[*Workspace]map[string]bool
@@ -157,6 +166,9 @@ func (p *planRun) runIterations(s *netdef.ExecutionStep, ws *Workspace, shouldSt
 		iters = s.GetNumIter()
 	}
 	for it := int64(0); s.GetShouldStopBlob() != "" || it < iters; it++ {
+		if err := p.ctx.Err(); err != nil {
+			return fmt.Errorf("step %q: iteration %d not started: %w", s.GetName(), it, err)
+		}
 		stop, err := p.runStepOnce(s, ws, shouldStop)
 		if err != nil {
 			return err
@@ -177,7 +189,7 @@ func (p *planRun) runStepOnce(s *netdef.ExecutionStep, ws *Workspace, shouldStop
 			if err != nil {
 				return false, fmt.Errorf("step %q: %w", s.GetName(), err)
 			}
-			if err := n.Run(); err != nil {
+			if err := n.RunContext(p.ctx); err != nil {
 				return false, fmt.Errorf("step %q: %w", s.GetName(), err)
 			}
 			if stop, err := shouldStop(); stop || err != nil {
@@ -260,6 +272,8 @@ func (p *planRun) startPeriodic(subs []*netdef.ExecutionStep, ws *Workspace) fun
 					if errs[i] == nil {
 						errs[i] = p.runStep(sub, ws)
 					}
+					return
+				case <-p.ctx.Done():
 					return
 				case <-tick.C:
 					if errs[i] == nil {

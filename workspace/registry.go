@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -18,7 +19,7 @@ var global = struct {
 	sync.Mutex
 	byName  map[string]*Workspace
 	current string
-}{byName: map[string]*Workspace{DefaultName: New(".")}, current: DefaultName}
+}{byName: map[string]*Workspace{DefaultName: New("")}, current: DefaultName}
 
 // Current returns the current workspace.
 func Current() *Workspace {
@@ -42,7 +43,7 @@ func Workspaces() []string {
 }
 
 // SwitchWorkspace makes the named workspace current. A missing name is
-// created (with root folder ".") when create is true and is an error
+// created (with the default root folder, see New) when create is true and is an error
 // otherwise.
 func SwitchWorkspace(name string, create bool) error {
 	global.Lock()
@@ -51,7 +52,7 @@ func SwitchWorkspace(name string, create bool) error {
 		if !create {
 			return fmt.Errorf("workspace: no workspace named %q (pass create=true to create it)", name)
 		}
-		global.byName[name] = New(".")
+		global.byName[name] = New("")
 	}
 	global.current = name
 	return nil
@@ -91,15 +92,15 @@ func ResetWorkspace(rootFolder ...string) error {
 	}
 	global.Lock()
 	defer global.Unlock()
-	root := global.byName[global.current].RootFolder()
+	old := global.byName[global.current]
+	fresh := old.sibling()
 	if len(rootFolder) == 1 && rootFolder[0] != "" {
-		root = rootFolder[0]
-		if err := os.MkdirAll(root, 0o755); err != nil {
+		if err := os.MkdirAll(rootFolder[0], 0o755); err != nil {
 			return fmt.Errorf("workspace: creating root folder: %w", err)
 		}
+		fresh = New(rootFolder[0])
 	}
-	old := global.byName[global.current]
-	global.byName[global.current] = New(root)
+	global.byName[global.current] = fresh
 	if err := old.Close(); err != nil {
 		return fmt.Errorf("workspace: ResetWorkspace: %w", err)
 	}
@@ -167,6 +168,12 @@ func InferShapes(src netdef.NetSource) (map[string]operators.TensorShape, error)
 // RunNet runs a created net of the current workspace iters times.
 func RunNet(name string, iters int) error { return Current().RunNet(name, iters) }
 
+// RunNetContext runs a created net of the current workspace iters times
+// unless ctx ends first (see Workspace.RunNetContext).
+func RunNetContext(ctx context.Context, name string, iters int) error {
+	return Current().RunNetContext(ctx, name, iters)
+}
+
 // RunNetOnce runs a net once in the current workspace without registering it.
 func RunNetOnce(src netdef.NetSource) error { return Current().RunNetOnce(src) }
 
@@ -178,6 +185,12 @@ func RunOperatorsOnce(defs []*netdef.OperatorDef) error { return Current().RunOp
 
 // RunPlan runs a plan in the current workspace.
 func RunPlan(src netdef.PlanSource) error { return Current().RunPlan(src) }
+
+// RunPlanContext runs a plan in the current workspace until it ends or ctx
+// does (see Workspace.RunPlanContext).
+func RunPlanContext(ctx context.Context, src netdef.PlanSource) error {
+	return Current().RunPlanContext(ctx, src)
+}
 
 // RunPlanInBackground starts a plan in the current workspace.
 func RunPlanInBackground(src netdef.PlanSource) *PlanHandle {

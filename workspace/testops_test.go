@@ -16,7 +16,19 @@ import (
 //	TestFail  X -> Y      returns an error
 //	TestStop  -> stop     sets a bool scalar to true once the counter blob
 //	                      "counter" reaches arg "at"
+//	TestCancel X -> X     calls cancelHook (set by the test) and passes X on
 var incRuns atomic.Int64
+
+// cancelHook is what TestCancel calls; tests that use it set it and do not
+// run in parallel.
+var cancelHook func()
+
+type cancelOp struct{ *operators.Base }
+
+func (o *cancelOp) Run() error {
+	cancelHook()
+	return nil
+}
 
 type incOp struct{ *operators.Base }
 
@@ -68,6 +80,8 @@ func init() {
 	operators.MustRegister("TestInc", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) { return &incOp{b}, nil })
 	operators.MustRegister("TestPanic", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) { return &panicOp{b}, nil })
 	operators.MustRegister("TestFail", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) { return &failOp{b}, nil })
+	operators.MustRegisterSchema(operators.Schema{Type: "TestCancel", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, AllowInplace: operators.InplaceAny})
+	operators.MustRegister("TestCancel", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) { return &cancelOp{b}, nil })
 	operators.MustRegister("TestStop", netdef.CPU, "", func(b *operators.Base) (operators.Operator, error) {
 		return &stopOp{b, b.ArgFloat("at", 1)}, nil
 	})

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -9,18 +11,22 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
 	_ "github.com/caffe2go/caffe2go/operators/std" // the standard operator set
+	"github.com/caffe2go/caffe2go/persist"
 )
 
 // Workspace holds named blobs and nets. It is safe for concurrent use,
 // except that running a net while another goroutine feeds or resets the
 // blobs that net uses is a data race on those blobs' contents.
 type Workspace struct {
-	mu        sync.RWMutex
-	root      string
-	parent    *Workspace // shared parent: every lookup falls through to it
-	blobs     map[string]*blob.Blob
-	forwarded map[string]forward
-	nets      map[string]*Net
+	mu   sync.RWMutex
+	root string
+	// defaultRoot: the root folder was not given (New("")), so the store
+	// lives where StoreDir says rather than in the working directory.
+	defaultRoot bool
+	parent      *Workspace // shared parent: every lookup falls through to it
+	blobs       map[string]*blob.Blob
+	forwarded   map[string]forward
+	nets        map[string]*Net
 }
 
 type forward struct {
@@ -30,20 +36,48 @@ type forward struct {
 
 var _ operators.Workspace = (*Workspace)(nil)
 
+// Errors to test for with errors.Is; the errors the workspace returns wrap
+// them and add the names involved.
+var (
+	// ErrBlobNotFound: a blob name that exists nowhere the workspace looks
+	// (FetchBlob, ResetBlob, …, and an operator input at CreateNet). It is
+	// operators.ErrBlobNotFound, so one test covers both.
+	ErrBlobNotFound = operators.ErrBlobNotFound
+	// ErrNetNotFound: RunNet and BenchmarkNet of a net that was not created.
+	ErrNetNotFound = errors.New("can't find net")
+	// ErrUnknownOperator: a net names an operator type with no
+	// implementation on any device. It is operators.ErrUnknownOperator.
+	ErrUnknownOperator = operators.ErrUnknownOperator
+	// ErrCorrupt: damaged data in the store. It is persist.ErrCorrupt.
+	ErrCorrupt = persist.ErrCorrupt
+)
+
 // New returns an empty workspace whose root folder is rootFolder ("" means
-// "."). The folder is not created.
+// "." for the files operators write, and the default store directory; see
+// Workspace.StoreDir). The folder is not created.
 func New(rootFolder string) *Workspace {
+	w := &Workspace{root: rootFolder, blobs: map[string]*blob.Blob{}, forwarded: map[string]forward{}, nets: map[string]*Net{}}
 	if rootFolder == "" {
-		rootFolder = "."
+		w.root, w.defaultRoot = ".", true
 	}
-	return &Workspace{root: rootFolder, blobs: map[string]*blob.Blob{}, forwarded: map[string]forward{}, nets: map[string]*Net{}}
+	return w
+}
+
+// sibling returns an empty workspace with w's root folder, given or not.
+func (w *Workspace) sibling() *Workspace {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.defaultRoot {
+		return New("")
+	}
+	return New(w.root)
 }
 
 // NewChild returns a workspace that sees every blob of w: lookups that miss
 // locally fall through to w, and CreateBlob of a name w has returns w's blob.
 // The child has w's root folder.
 func (w *Workspace) NewChild() *Workspace {
-	c := New(w.RootFolder())
+	c := w.sibling()
 	c.parent = w
 	return c
 }
@@ -52,7 +86,7 @@ func (w *Workspace) NewChild() *Workspace {
 // parent, each under a local name (local → parent name). Every parent name
 // must exist.
 func NewForwarding(parent *Workspace, mapping map[string]string) (*Workspace, error) {
-	c := New(parent.RootFolder())
+	c := parent.sibling()
 	if err := c.AddBlobMapping(parent, mapping, false); err != nil {
 		return nil, err
 	}
@@ -161,7 +195,7 @@ func (w *Workspace) CreateLocalBlob(name string) *blob.Blob {
 func (w *Workspace) ResetBlob(name string) error {
 	b := w.GetBlob(name)
 	if b == nil {
-		return fmt.Errorf("workspace: can't find blob: %q", name)
+		return fmt.Errorf("workspace: %w: %q", ErrBlobNotFound, name)
 	}
 	b.Reset()
 	return nil
@@ -188,7 +222,7 @@ func (w *Workspace) RenameBlob(oldName, newName string) error {
 	defer w.mu.Unlock()
 	b, ok := w.blobs[oldName]
 	if !ok {
-		return fmt.Errorf("workspace: cannot rename %q: no local blob of that name", oldName)
+		return fmt.Errorf("workspace: cannot rename %q: no local blob of that name: %w", oldName, ErrBlobNotFound)
 	}
 	delete(w.blobs, oldName)
 	w.blobs[newName] = b
@@ -251,8 +285,11 @@ func (w *Workspace) DeleteNet(name string) bool {
 }
 
 // CreateNet instantiates a net and registers it under its name. An existing
-// net of that name is an error unless overwrite is set, in which case the old
-// net is removed first. Every operator input must already exist in the
+// net of that name is an error unless overwrite is set, in which case the
+// new net replaces it once it is built and checked: a failed overwrite
+// leaves the old net in place, a run of the old net in progress finishes
+// on it, and runs of the old and the new net never overlap (they take
+// turns, as runs of one net do). Every operator input must already exist in the
 // workspace; every output is created. Shape inference then runs over the
 // net from the shapes of the tensors in the workspace (parameters made by
 // an init net, inputs already fed), so that layers whose dims cannot go
@@ -264,15 +301,19 @@ func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 		return fmt.Errorf("workspace: error creating net: net definition should have a name (set NetDef.Name; model-zoo predict nets often have none)")
 	}
 	name := def.GetName()
-	w.mu.Lock()
-	if _, exists := w.nets[name]; exists {
-		if !overwrite {
-			w.mu.Unlock()
-			return fmt.Errorf("workspace: I respectfully refuse to overwrite an existing net of the same name %q, unless you explicitly specify overwrite=true", name)
-		}
-		delete(w.nets, name)
+	refuse := func() error {
+		return fmt.Errorf("workspace: I respectfully refuse to overwrite an existing net of the same name %q, unless you explicitly specify overwrite=true", name)
 	}
-	w.mu.Unlock()
+	if old := w.GetNet(name); old != nil {
+		if !overwrite {
+			return refuse()
+		}
+		// Building the new net reads the shapes of blobs the old one
+		// writes: wait for its run in progress, and keep it from starting
+		// another until the new net has replaced it.
+		old.mu.Lock()
+		defer old.mu.Unlock()
+	}
 	n, err := newNet(def, w)
 	if err != nil {
 		return fmt.Errorf("workspace: error creating net %q: %w", name, err)
@@ -281,8 +322,14 @@ func (w *Workspace) CreateNet(src netdef.NetSource, overwrite bool) error {
 		return fmt.Errorf("workspace: error creating net %q: %w", name, err)
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cur, exists := w.nets[name]; exists {
+		if !overwrite {
+			return refuse()
+		}
+		n.mu = cur.mu
+	}
 	w.nets[name] = n
-	w.mu.Unlock()
 	return nil
 }
 
@@ -306,15 +353,22 @@ func (w *Workspace) InferShapes(net netdef.NetSource) (map[string]operators.Tens
 // RunNet runs the created net of that name iters times (none for 0),
 // stopping at the first error.
 func (w *Workspace) RunNet(name string, iters int) error {
+	return w.RunNetContext(context.Background(), name, iters)
+}
+
+// RunNetContext runs the created net of that name iters times, as RunNet
+// does, unless ctx ends first: no operator starts once ctx is done, and
+// the error wraps ctx.Err() (see Net.RunContext).
+func (w *Workspace) RunNetContext(ctx context.Context, name string, iters int) error {
 	n := w.GetNet(name)
 	if n == nil {
-		return fmt.Errorf("workspace: can't find net %q: create it first with CreateNet", name)
+		return fmt.Errorf("workspace: %w %q: create it first with CreateNet", ErrNetNotFound, name)
 	}
 	if iters < 0 {
 		return fmt.Errorf("workspace: RunNet %q: negative iteration count %d", name, iters)
 	}
 	for i := 0; i < iters; i++ {
-		if err := n.Run(); err != nil {
+		if err := n.RunContext(ctx); err != nil {
 			return err
 		}
 	}
