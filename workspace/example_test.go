@@ -1,7 +1,10 @@
 package workspace_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -9,10 +12,9 @@ import (
 )
 
 // Feed a blob, create a net, run it and fetch the result, as with Caffe2's
-// Python workspace module.
+// Python workspace module. A nested slice is fed as a tensor of its shape.
 func Example() {
-	x, _ := blob.FromSlice([]float32{-1, 2, -3, 4}, 2, 2)
-	if err := workspace.FeedBlob("x", x); err != nil {
+	if err := workspace.FeedBlob("x", [][]float32{{-1, 2}, {-3, 4}}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -29,6 +31,27 @@ func Example() {
 	y, _ := workspace.FetchBlob("y")
 	fmt.Println(y.Shape(), blob.Data[float32](y))
 	// Output: [2 2] [0 2 0 4]
+}
+
+// A long run stops when its context ends: here a deadline ends a billion
+// iterations; the error says so and the workspace stays usable.
+func ExampleWorkspace_RunNetContext() {
+	ws := workspace.New("")
+	_ = ws.FeedBlob("x", []float32{1})
+	net := netdef.NewNet("halve")
+	net.Op("Scale", []string{"x"}, []string{"x"}, netdef.ArgFloat("scale", 0.5))
+	if err := ws.CreateNet(net, false); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err := ws.RunNetContext(ctx, "halve", 1e9)
+	fmt.Println(errors.Is(err, context.DeadlineExceeded))
+	fmt.Println(ws.RunNet("halve", 1))
+	// Output:
+	// true
+	// <nil>
 }
 
 // Workspaces can be held explicitly; a child sees its parent's blobs.

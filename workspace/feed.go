@@ -25,8 +25,9 @@ func OnDevice(opt *netdef.DeviceOption) FeedOption {
 // FeedBlob stores a copy of value under name, creating the blob if needed
 // and replacing whatever it held (content and type). value is a *blob.Tensor
 // (stored with its exact type and shape), a []byte or string (stored as a
-// byte-string blob), or a typed slice such as []float32 (stored as a 1-D
-// tensor). The device is the OnDevice option's, else the current device
+// byte-string blob), or any other value blob.FromValue takes: a Go scalar
+// (a 0-d tensor; int becomes INT64), a typed slice such as []float32 (1-D),
+// or a rectangular nested slice such as [][]float32 (2-D). The device is the OnDevice option's, else the current device
 // scope's, else the CPU; a tensor fed onto a device with memory of its own
 // (a GPU) is copied there.
 func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
@@ -38,6 +39,7 @@ func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
 		cfg.device = devicescope.Current().Device()
 	}
 	var content any
+	fresh := false // content is already a copy in Go memory
 	switch v := value.(type) {
 	case *blob.Tensor:
 		if v == nil {
@@ -49,16 +51,18 @@ func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
 	case string:
 		content = []byte(v)
 	default:
-		t, err := tensorFromSlice(value)
+		t, err := blob.FromValue(value)
 		if err != nil {
 			return fmt.Errorf("workspace: feeding %q: %w", name, err)
 		}
-		content = t
+		content, fresh = t, true
 	}
 	if t, ok := content.(*blob.Tensor); ok {
 		var err error
 		if cfg.device.Type() == netdef.CPU {
-			content, err = t.ToHost()
+			if !fresh {
+				content, err = t.ToHost()
+			}
 		} else if _, err = devicescope.Get(cfg.device); err == nil {
 			content, err = t.CopyTo(cfg.device)
 		}
@@ -68,34 +72,6 @@ func (w *Workspace) FeedBlob(name string, value any, opts ...FeedOption) error {
 	}
 	w.CreateBlob(name).Set(content)
 	return nil
-}
-
-func tensorFromSlice(value any) (*blob.Tensor, error) {
-	switch v := value.(type) {
-	case []float32:
-		return blob.FromSlice(v)
-	case []float64:
-		return blob.FromSlice(v)
-	case []int32:
-		return blob.FromSlice(v)
-	case []int64:
-		return blob.FromSlice(v)
-	case []int8:
-		return blob.FromSlice(v)
-	case []int16:
-		return blob.FromSlice(v)
-	case []uint8:
-		return blob.FromSlice(v)
-	case []uint16:
-		return blob.FromSlice(v)
-	case []bool:
-		return blob.FromSlice(v)
-	case []blob.Half:
-		return blob.FromSlice(v)
-	case []string:
-		return blob.FromSlice(v)
-	}
-	return nil, fmt.Errorf("unexpected type of argument %T: only tensors, typed slices or byte strings can be fed", value)
 }
 
 // FetchBlob returns a copy of the tensor stored under name, in Go memory (a
