@@ -25,8 +25,9 @@
 //   - np (script/np): NumPy's names for making and inspecting arrays.
 //     Arrays (ndarray) are Starlark values wrapping *blob.Tensor, with
 //     shape, dtype, indexing, arithmetic and NumPy's printing.
-//   - utils (script/utils): MakeArgument, tensor-proto conversions and
-//     make_mnist_db (Caffe2's tool that turns the MNIST files into a DB).
+//   - utils (script/utils): MakeArgument, tensor-proto conversions,
+//     make_mnist_db (Caffe2's tool that turns the MNIST files into a DB) and
+//     TempDir (a fresh directory for what a script writes).
 //   - caffe2_pb2 (script/caffe2pb2): constructors of caffe2.proto messages.
 //     Messages read and write their fields as attributes and print in the
 //     text format.

@@ -7,7 +7,7 @@
 //     parameters in a fresh workspace and predict.
 //   - toy_regression.star: Caffe2's toy-regression tutorial, nearly line
 //     for line: hand-built nets, AddGradientOperators, a LearningRate
-//     schedule and WeightedSum updates.
+//     schedule and WeightedSum updates; it prints the fitted parameters.
 //   - train_mlp.star: training with model_helper, brew and
 //     optimizer.build_sgd as Caffe2's MNIST tutorial does, on a synthetic
 //     task so that it needs no data files, then a test model that shares
@@ -20,9 +20,20 @@
 //     with FinalizeAfterCheckpoint, and a predict net from the master's
 //     replica.
 //
-// The test runs them from the repository root, as "caffe2go run" is run
-// there, with their default (short) iteration counts.
+// The training scripts take an iteration count as their first argument and
+// print a progress line every few iterations (the loss and, where the model
+// has one, the accuracy, averaged since the previous line), then their
+// result, such as the test accuracy. The scripts that write files (seed,
+// train_mnist, data_parallel) write them into a fresh temporary folder, or
+// the folder given as their last argument, and print "writing to <folder>"
+// first; nothing goes to the working directory.
 //
-// Lines starting with "#=>" give what the print above them prints; the
-// package's test runs every script and checks it.
+// Lines starting with "#=>" give what the print above them prints. The
+// package's test runs every script from the repository root, as "caffe2go
+// run" is run there, each in a process of its own and with its default
+// (short) iteration count, and checks what it prints against those lines:
+// numbers with a decimal point may differ by 1% plus one unit of their last
+// digit (the floating-point kernels chosen for the CPU may round
+// differently), everything else must match. It also checks that nothing is
+// left in the working directory.
 package scripts

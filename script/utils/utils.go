@@ -2,6 +2,7 @@ package utils
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"go.starlark.net/starlark"
@@ -35,6 +36,11 @@ var Module = binding.NewModule(binding.ModuleSpec{
 			"root folder, as CreateDB resolves it) and returns the number of records. Record i holds the\n" +
 			"image, a uint8 [1, 28, 28] tensor, and its int32 label: brew.db_input(model, [\"data_uint8\",\n" +
 			"\"label\"], batch_size, output_file, db) reads them back in batches.", Body: utilsMakeMNISTDB},
+		{Name: "TempDir", Doc: "TempDir(prefix=\"caffe2go-\")\n\n" +
+			"Creates a new, empty directory in the system's temporary folder ($TMPDIR, else /tmp) whose name\n" +
+			"is prefix followed by random digits, and returns its path, as Python's tempfile.mkdtemp does.\n" +
+			"Nothing removes it. workspace.ResetWorkspace(utils.TempDir()) makes it the root folder, where\n" +
+			"the workspace's store and relative DB paths go.", Body: utilsTempDir},
 	},
 })
 
@@ -165,4 +171,16 @@ func utilsMakeMNISTDB(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.MakeInt(n), nil
+}
+
+func utilsTempDir(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	prefix := "caffe2go-"
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "prefix?", &prefix); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", prefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.String(dir), nil
 }
