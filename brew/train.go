@@ -1,6 +1,7 @@
 package brew
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -110,7 +111,13 @@ type History struct {
 // Train runs the training loop over train, validating on validation (nil
 // for none), as TrainOptions say, and returns what it saw. It stops at the
 // first error, which names the net and the iteration.
-func Train(train, validation Dataset, o TrainOptions) (*History, error) {
+//
+// Once ctx is done Train starts no further step: the step in progress
+// finishes (so the parameters are never left half-updated), a validation
+// in progress stops, and Train returns the history of the finished steps
+// (len(History.Train) of them) with an error wrapping ctx.Err(). A program
+// that stops on a signal can save a checkpoint of the last finished step.
+func Train(ctx context.Context, train, validation Dataset, o TrainOptions) (*History, error) {
 	ws := o.Workspace
 	if ws == nil {
 		ws = workspace.Current()
@@ -181,7 +188,7 @@ func Train(train, validation Dataset, o TrainOptions) (*History, error) {
 		if validation == nil || o.TestNet == "" {
 			return nil
 		}
-		loss, acc, err := Evaluate(ws, o.TestNet, validation, o.BatchSize, o.Loss, o.Accuracy)
+		loss, acc, err := Evaluate(ctx, ws, o.TestNet, validation, o.BatchSize, o.Loss, o.Accuracy)
 		if err != nil {
 			return fmt.Errorf("brew: validation after iteration %d: %w", it, err)
 		}
@@ -198,6 +205,9 @@ func Train(train, validation Dataset, o TrainOptions) (*History, error) {
 			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		}
 		for s := 0; s < stepsPerEpoch && it < total; s++ {
+			if err := ctx.Err(); err != nil {
+				return h, fmt.Errorf("brew: training stopped after %d iterations: %w", it, err)
+			}
 			if err := feeder.feed(order[s*o.BatchSize : (s+1)*o.BatchSize]); err != nil {
 				return h, err
 			}
@@ -237,8 +247,9 @@ func Train(train, validation Dataset, o TrainOptions) (*History, error) {
 // Evaluate runs the forward net over data in batches of batchSize (the last
 // one smaller) and returns the example-weighted mean of the loss and
 // accuracy blobs (accuracy 0 when accuracyBlob is empty; the loss 0 when
-// lossBlob is empty or the net does not write it).
-func Evaluate(ws *workspace.Workspace, net string, data Dataset, batchSize int, lossBlob, accuracyBlob string) (loss, accuracy float64, err error) {
+// lossBlob is empty or the net does not write it). It stops, with an error
+// wrapping ctx.Err(), once ctx is done.
+func Evaluate(ctx context.Context, ws *workspace.Workspace, net string, data Dataset, batchSize int, lossBlob, accuracyBlob string) (loss, accuracy float64, err error) {
 	if ws == nil {
 		ws = workspace.Current()
 	}
@@ -259,7 +270,7 @@ func Evaluate(ws *workspace.Workspace, net string, data Dataset, batchSize int, 
 		if err := f.feed(rows); err != nil {
 			return 0, 0, err
 		}
-		if err := ws.RunNet(net, 1); err != nil {
+		if err := ws.RunNetContext(ctx, net, 1); err != nil {
 			return 0, 0, fmt.Errorf("brew: evaluating examples %d–%d: %w", start, start+len(rows)-1, err)
 		}
 		w := float64(len(rows)) / float64(n)

@@ -2,17 +2,21 @@ package brew
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"image/png"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/workspace"
-	"gonum.org/v1/plot/plotter"
 )
 
 // blobsData makes n examples of 2 features in 2 classes split by the sign
@@ -82,7 +86,7 @@ func TestTrainConverges(t *testing.T) {
 	ws := workspace.New(t.TempDir())
 	defer ws.Close()
 	train, test := logisticNets(t, ws)
-	h, err := Train(blobsData(640, 1), blobsData(200, 2), TrainOptions{
+	h, err := Train(context.Background(), blobsData(640, 1), blobsData(200, 2), TrainOptions{
 		Workspace: ws, TrainNet: train, TestNet: test, Accuracy: "accuracy",
 		BatchSize: 32, Epochs: 3, ValidateEvery: 10, Seed: 7,
 	})
@@ -106,7 +110,7 @@ func TestTrainShufflesBySeed(t *testing.T) {
 		ws := workspace.New(t.TempDir())
 		defer ws.Close()
 		train, _ := logisticNets(t, ws)
-		h, err := Train(blobsData(128, 3), nil, TrainOptions{Workspace: ws, TrainNet: train, BatchSize: 16, Epochs: 2, Seed: seed, NoShuffle: noShuffle})
+		h, err := Train(context.Background(), blobsData(128, 3), nil, TrainOptions{Workspace: ws, TrainNet: train, BatchSize: 16, Epochs: 2, Seed: seed, NoShuffle: noShuffle})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +162,7 @@ func TestTrainErrors(t *testing.T) {
 		{"injection without reference", blobsData(64, 1), TrainOptions{Workspace: ws, TrainNet: train, LRInjection: "lr_injection"}, "ReferenceBatchSize"},
 		{"missing loss blob", blobsData(64, 1), TrainOptions{Workspace: ws, TrainNet: train, Loss: "no_such_loss"}, `"no_such_loss"`},
 	} {
-		_, err := Train(tc.data, nil, tc.o)
+		_, err := Train(context.Background(), tc.data, nil, tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to mention %s", tc.name, err, tc.want)
 		}
@@ -169,7 +173,7 @@ func TestTrainScalesLearningRateWithBatch(t *testing.T) {
 	ws := workspace.New(t.TempDir())
 	defer ws.Close()
 	train, _ := logisticNets(t, ws)
-	if _, err := Train(blobsData(256, 1), nil, TrainOptions{Workspace: ws, TrainNet: train, BatchSize: 128, Iterations: 1, LRInjection: "lr_injection", ReferenceBatchSize: 32}); err != nil {
+	if _, err := Train(context.Background(), blobsData(256, 1), nil, TrainOptions{Workspace: ws, TrainNet: train, BatchSize: 128, Iterations: 1, LRInjection: "lr_injection", ReferenceBatchSize: 32}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ws.FetchBlob("lr_injection")
@@ -252,5 +256,48 @@ func TestMovingAverage(t *testing.T) {
 		if p.Y != want[i] || p.X != float64(i+1) {
 			t.Fatalf("point %d = %+v, want (%d, %v)", i, p, i+1, want[i])
 		}
+	}
+}
+
+// stepContext reports itself canceled from its n+1th Err call on: Train
+// asks once before each step, so it stops after exactly n steps.
+type stepContext struct {
+	context.Context
+	left atomic.Int32
+}
+
+func (c *stepContext) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestTrainStopsBetweenSteps: a canceled context ends Train after the step
+// in progress; the history holds exactly the finished steps and a second
+// Train call continues from the parameters they left.
+func TestTrainStopsBetweenSteps(t *testing.T) {
+	ws := workspace.New(t.TempDir())
+	defer ws.Close()
+	train, _ := logisticNets(t, ws)
+	ctx := &stepContext{Context: context.Background()}
+	ctx.left.Store(3)
+	o := TrainOptions{Workspace: ws, TrainNet: train, BatchSize: 16, Iterations: 10, Seed: 1}
+	h, err := Train(ctx, blobsData(128, 3), nil, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want one wrapping context.Canceled", err)
+	}
+	if !strings.Contains(err.Error(), "after 3 iterations") {
+		t.Errorf("error %q does not say how many steps finished", err)
+	}
+	if len(h.Train) != 3 || h.Train[2].Iteration != 3 {
+		t.Fatalf("history has %d steps, want the 3 finished ones", len(h.Train))
+	}
+	h2, err := Train(context.Background(), blobsData(128, 3), nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h2.Train) != 10 {
+		t.Fatalf("a fresh run did %d steps, want 10", len(h2.Train))
 	}
 }

@@ -10,18 +10,19 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	_ "embed"
 	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"math/rand/v2"
 	"os"
 	"strconv"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/examples/internal/interrupt"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/workspace"
 )
@@ -42,9 +43,9 @@ func main() {
 	hidden := flag.Int("hidden", 64, "hidden units")
 	lr := flag.Float64("lr", 0.1, "base learning rate (halved every 200 steps)")
 	flag.Parse()
-	if _, err := run(os.Stdout, *epochs, *batch, *hidden, float32(*lr)); err != nil {
-		log.Fatal(err)
-	}
+	ctx := interrupt.Context()
+	_, err := run(ctx, os.Stdout, *epochs, *batch, *hidden, float32(*lr))
+	interrupt.Exit(ctx, "mlp", err)
 }
 
 // result is what a training run measured.
@@ -53,8 +54,9 @@ type result struct {
 	testAccuracy        float64
 }
 
-// run trains in a fresh workspace, printing progress to out.
-func run(out io.Writer, epochs, batch, hidden int, baseLR float32) (res result, err error) {
+// run trains in a fresh workspace, printing progress to out, until done or
+// ctx ends.
+func run(ctx context.Context, out io.Writer, epochs, batch, hidden int, baseLR float32) (res result, err error) {
 	train, test, err := loadDigits()
 	if err != nil {
 		return res, err
@@ -102,7 +104,7 @@ func run(out io.Writer, epochs, batch, hidden int, baseLR float32) (res result, 
 			return res, err
 		}
 	}
-	h, err := brew.Train(train, test, brew.TrainOptions{
+	h, err := brew.Train(ctx, train, test, brew.TrainOptions{
 		Workspace: ws, TrainNet: model.Net.Name(), TestNet: testModel.Net.Name(),
 		Accuracy: "accuracy", BatchSize: batch, Epochs: epochs, Seed: 7,
 	})

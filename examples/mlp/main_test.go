@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // loss must fall well below its starting value (ln 10 ≈ 2.3 for 10
 // classes) and the held-out accuracy must be far above chance (0.1).
 func TestTrainingConverges(t *testing.T) {
-	res, err := run(io.Discard, 12, 64, 32, 0.1)
+	res, err := run(context.Background(), io.Discard, 12, 64, 32, 0.1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,17 +11,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"path/filepath"
 	"runtime"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
+	"github.com/caffe2go/caffe2go/examples/internal/interrupt"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist/mnist"
 	"github.com/caffe2go/caffe2go/workspace"
@@ -69,9 +70,9 @@ func main() {
 	if !*quiet {
 		c.progress = os.Stderr
 	}
-	if _, err := run(os.Stdout, c); err != nil {
-		log.Fatal(err)
-	}
+	ctx := interrupt.Context()
+	_, err := run(ctx, os.Stdout, c)
+	interrupt.Exit(ctx, "mnist", err)
 }
 
 // findData returns data/mnist relative to the repository root whether the
@@ -91,7 +92,7 @@ type result struct {
 	history  *brew.History
 }
 
-func run(out io.Writer, c config) (*result, error) {
+func run(ctx context.Context, out io.Writer, c config) (*result, error) {
 	if c.policy != "fixed" && c.policy != "inv" && c.policy != "step" {
 		return nil, fmt.Errorf("unknown learning-rate policy %q (want inv, step or fixed)", c.policy)
 	}
@@ -155,7 +156,7 @@ func run(out io.Writer, c config) (*result, error) {
 	}
 	fmt.Fprintf(out, "LeNet on MNIST: %d training and %d test images, batch %d, %d threads\n",
 		train["data"].Dim(0), test["data"].Dim(0), c.batch, runtime.GOMAXPROCS(0))
-	h, err := brew.Train(train, test, brew.TrainOptions{
+	h, err := brew.Train(ctx, train, test, brew.TrainOptions{
 		Workspace: ws, TrainNet: model.Net.Name(), TestNet: testModel.Net.Name(),
 		Loss: "loss", Accuracy: "accuracy", BatchSize: c.batch, Epochs: c.epochs, Iterations: c.iterations,
 		ValidateEvery: c.validateStep, Seed: c.seed, Progress: c.progress,

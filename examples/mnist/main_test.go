@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 func TestShortRun(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "progress.svg")
 	var out bytes.Buffer
-	res, err := run(&out, config{
+	res, err := run(context.Background(), &out, config{
 		dataDir: findData(), epochs: 1, iterations: 150, batch: 64, lr: 0.01, momentum: 0.9,
 		weightDecay: 5e-4, policy: "inv", gamma: 1e-4, power: 0.75, validateStep: 75, trainLimit: 9600, plot: plot, seed: 1,
 	})
@@ -48,7 +49,7 @@ func TestShortRun(t *testing.T) {
 // error, whatever gamma is, rather than a silently fixed rate.
 func TestUnknownPolicy(t *testing.T) {
 	for _, gamma := range []float64{0, 0.1} {
-		_, err := run(io.Discard, config{dataDir: findData(), iterations: 1, batch: 8, lr: 0.01, policy: "stpe", gamma: gamma, trainLimit: 64, seed: 1})
+		_, err := run(context.Background(), io.Discard, config{dataDir: findData(), iterations: 1, batch: 8, lr: 0.01, policy: "stpe", gamma: gamma, trainLimit: 64, seed: 1})
 		if err == nil || !strings.Contains(err.Error(), `"stpe"`) {
 			t.Errorf("gamma %v: err = %v, want an unknown-policy error", gamma, err)
 		}
