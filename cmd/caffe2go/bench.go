@@ -156,7 +156,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return usageError("bench: -runs must be at least 1 and -warmup at least 0")
 	}
 	netPath := fs.Arg(0)
-	def, err := netdef.ReadNetDef(netPath)
+	def, err := readNet(netPath, stderr)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if init != "" {
-		initDef, err := netdef.ReadNetDef(init)
+		initDef, err := readNet(init, stderr)
 		if err != nil {
 			return err
 		}

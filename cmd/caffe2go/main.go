@@ -12,9 +12,11 @@
 //	caffe2go version                     print the version
 //
 // Scripts are Starlark with Caffe2's Python modules (workspace, core, np,
-// model_helper, brew, optimizer, data_parallel_model, utils, caffe2_pb2); see package script. Nets are read in the binary
-// format, or in the text format when the file name ends in .pbtxt or
-// .prototxt.
+// model_helper, brew, optimizer, data_parallel_model, utils, caffe2_pb2);
+// see package script. Nets are read in the binary format, or in the text
+// format when the file name ends in .pbtxt or .prototxt; a file of
+// another name that holds text is read as text too, with a note, as
+// Caffe2's ReadProtoFromFile does. An empty file is an error.
 //
 // Install with go install github.com/caffe2go/caffe2go/cmd/caffe2go@latest.
 package main

@@ -255,6 +255,56 @@ func TestNetShowAndDraw(t *testing.T) {
 	}
 }
 
+// TestNetFiles reads nets that are not what their names say: an empty
+// file, a text net named .pb (read as text, with a note), text that is no
+// net, and bytes that are neither format.
+func TestNetFiles(t *testing.T) {
+	td := testdata(t)
+	dir := isolate(t)
+	garbage := filepath.Join(dir, "garbage.pb")
+	if err := os.WriteFile(garbage, []byte{0x12, 0xff, 0x00}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	relu, err := os.ReadFile(filepath.Join(td, "relu_text.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file     string
+		code     int
+		out      string
+		errWants []string
+	}{
+		{filepath.Join(td, "empty.pb"), 1, "", []string{"empty.pb is empty: it holds no NetDef"}},
+		{filepath.Join(td, "relu_text.pb"), 0, string(relu), []string{"relu_text.pb holds the protobuf text format, so it is read as text (name it .pbtxt to say so)"}},
+		{filepath.Join(td, "not_a_net.pb"), 1, "", []string{"not_a_net.pb looks like the protobuf text format (name it .pbtxt), but does not parse as text", "unknown field: this"}},
+		{garbage, 1, "", []string{"garbage.pb: netdef: parse NetDef"}},
+	} {
+		for _, cmd := range [][]string{{"net", "show"}, {"net", "draw"}, {"bench", "-runs", "1", "-input", "x=2,3"}} {
+			code, out, errOut := runMain(t, "", append(cmd, tc.file)...)
+			if code != tc.code || cmd[1] == "show" && out != tc.out {
+				t.Errorf("%v %s: code %d, want %d; output:\n%s\nstderr: %s", cmd, tc.file, code, tc.code, out, errOut)
+			}
+			for _, want := range tc.errWants {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("%v %s: stderr lacks %q:\n%s", cmd, tc.file, want, errOut)
+				}
+			}
+		}
+	}
+}
+
+// testdata returns the absolute path of the package's testdata folder, for
+// tests that leave the package folder (isolate).
+func testdata(t *testing.T) string {
+	t.Helper()
+	td, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return td
+}
+
 // checkSVG parses an SVG, counts its operator boxes and blob ellipses and
 // looks for labels.
 func checkSVG(t *testing.T, svg string, ops, blobs int, labels ...string) {

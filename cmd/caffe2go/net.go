@@ -37,7 +37,7 @@ func cmdNetShow(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return usageError("net show: want one net file")
 	}
-	def, err := netdef.ReadNetDef(fs.Arg(0))
+	def, err := readNet(fs.Arg(0), stderr)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func cmdNetDraw(args []string, stdout, stderr io.Writer) error {
 			f = "dot"
 		}
 	}
-	def, err := netdef.ReadNetDef(fs.Arg(0))
+	def, err := readNet(fs.Arg(0), stderr)
 	if err != nil {
 		return err
 	}
