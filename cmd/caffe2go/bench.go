@@ -131,7 +131,6 @@ func randomTensor(spec inputSpec, rng *rand.Rand) (*blob.Tensor, error) {
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	initPath := fs.String("init", "", "init net run once before (default: init_net.pb beside the net, if there is one)")
 	valueInfo := fs.String("value-info", "", "value_info.json giving input types and shapes (default: the one beside the net, if any)")
 	warmup := fs.Int("warmup", 2, "untimed runs before timing")
@@ -140,13 +139,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "`name=d0,d1,...`: fill the external input name with random float32 data of that shape (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: caffe2go bench [flags] predict_net.pb\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: caffe2go bench [flags] predict_net.pb\n\n"+
 			"Runs the init net, fills the net's remaining external inputs with random data\n"+
 			"(shapes from -input or value_info.json), then times the whole net and each operator.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError("bench: " + err.Error())
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

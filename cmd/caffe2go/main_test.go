@@ -73,6 +73,38 @@ func TestUsageAndVersion(t *testing.T) {
 	}
 }
 
+// TestHelp asks every command and subcommand for its usage: it goes to
+// stdout with status 0 and nothing on stderr.
+func TestHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "caffe2go bench [flags] net.pb"},
+		{[]string{"help"}, "caffe2go bench [flags] net.pb"},
+		{[]string{"run", "-h"}, "usage: caffe2go run script.star"},
+		{[]string{"repl", "-help"}, "usage: caffe2go repl [-history file]"},
+		{[]string{"net", "-h"}, "caffe2go net draw [-format dot|svg]"},
+		{[]string{"net", "--help"}, "caffe2go net draw [-format dot|svg]"},
+		{[]string{"net", "show", "-h"}, "usage: caffe2go net show net.pb"},
+		{[]string{"net", "draw", "-help"}, "-format string"},
+		{[]string{"bench", "-h"}, "-value-info string"},
+		{[]string{"bench", "-runs", "3", "--help"}, "-warmup int"},
+		{[]string{"version", "-h"}, "usage: caffe2go version"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		if code != 0 || !strings.Contains(out, tc.want) || errOut != "" {
+			t.Errorf("%v: code %d, stdout lacks %q or stderr is not empty:\nstdout: %s\nstderr: %s", tc.args, code, tc.want, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"net"}, {"net", "list"}, {"version", "extra"}, {"bench", "-nope"}} {
+		code, out, errOut := runMain(t, "", args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "usage: caffe2go") {
+			t.Errorf("%v: code %d, stdout %q, stderr %q; want 2, the usage on stderr only", args, code, out, errOut)
+		}
+	}
+}
+
 func TestRun(t *testing.T) {
 	dir := isolate(t)
 	ok := writeFile(t, filepath.Join(dir, "ok.star"), `

@@ -11,8 +11,16 @@ import (
 	"github.com/caffe2go/caffe2go/netdef"
 )
 
+const netUsage = `usage: caffe2go net show net.pb
+       caffe2go net draw [-format dot|svg] [-o out] net.pb
+
+show prints a NetDef in the protobuf text format; draw draws it. Run
+"caffe2go net <subcommand> -h" for a subcommand's flags.
+`
+
 func cmdNet(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
+		fmt.Fprint(stderr, netUsage)
 		return usageError("net: want a subcommand: show or draw")
 	}
 	switch args[0] {
@@ -20,18 +28,21 @@ func cmdNet(args []string, stdout, stderr io.Writer) error {
 		return cmdNetShow(args[1:], stdout, stderr)
 	case "draw":
 		return cmdNetDraw(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, netUsage)
+		return flag.ErrHelp
 	}
+	fmt.Fprint(stderr, netUsage)
 	return usageError(fmt.Sprintf("net: unknown subcommand %q (want show or draw)", args[0]))
 }
 
 func cmdNetShow(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("net show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: caffe2go net show net.pb\n\nPrints the NetDef in the protobuf text format (.pbtxt).")
+		fmt.Fprintln(fs.Output(), "usage: caffe2go net show net.pb\n\nPrints the NetDef in the protobuf text format (.pbtxt).")
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError("net show: " + err.Error())
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -51,17 +62,16 @@ func cmdNetShow(args []string, stdout, stderr io.Writer) error {
 
 func cmdNetDraw(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("net draw", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	format := fs.String("format", "", "dot or svg (default: from the -o extension, else dot)")
 	outPath := fs.String("o", "", "output file (default: standard output)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: caffe2go net draw [-format dot|svg] [-o out] net.pb\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: caffe2go net draw [-format dot|svg] [-o out] net.pb\n\n"+
 			"Draws the net's operators (boxes) and blobs (ellipses). DOT is for Graphviz\n"+
 			"(dot -Tpng); SVG is laid out by caffe2go itself, so it needs no Graphviz.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError("net draw: " + err.Error())
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
