@@ -6,7 +6,7 @@
 //	caffe2go run script.star [args...]   run a script (sys.argv = [script, args...])
 //	caffe2go repl                        interactive session (line editing, history, help(x))
 //	caffe2go net show net.pb             print a NetDef in the protobuf text format
-//	caffe2go net draw [-format dot|svg] [-o out] net.pb
+//	caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
 //	                                     draw a NetDef as a Graphviz DOT graph or an SVG picture
 //	caffe2go bench [flags] net.pb        time a net and each of its operators
 //	caffe2go version                     print the version
@@ -39,7 +39,7 @@ Usage:
   caffe2go run script.star [args...]   run a script (sys.argv = [script, args...])
   caffe2go repl [-history file]        interactive session with line editing and history
   caffe2go net show net.pb             print a NetDef in the protobuf text format
-  caffe2go net draw [-format dot|svg] [-o out] net.pb
+  caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
                                        draw a NetDef (DOT for Graphviz, or a laid-out SVG)
   caffe2go bench [flags] net.pb        benchmark a net and each of its operators
   caffe2go version                     print the version

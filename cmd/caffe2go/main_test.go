@@ -287,6 +287,56 @@ func TestNetShowAndDraw(t *testing.T) {
 	}
 }
 
+// TestNetDrawFormat chooses the picture's format from -format and the -o
+// extension, and refuses an extension it cannot write.
+func TestNetDrawFormat(t *testing.T) {
+	dir := isolate(t)
+	def, _ := testNet()
+	bin := filepath.Join(dir, "mlp.pb")
+	if err := netdef.WriteNetDef(bin, def); err != nil {
+		t.Fatal(err)
+	}
+	dot, svg := netdef.DOT(def), netSVG(def)
+	for _, tc := range []struct {
+		format, out string
+		want        string // the file's content, or "" for a usage error
+		errWant     string
+	}{
+		{"", "net.dot", dot, ""},
+		{"", "net.GV", dot, ""},
+		{"", "net.svg", svg, ""},
+		{"svg", "net.svg", svg, ""},
+		{"dot", "net.txt", dot, ""},
+		{"svg", "picture", svg, ""},
+		{"", "net.png", "", "cannot tell the format of -o net.png: net draw writes Graphviz DOT (.dot, .gv) and SVG (.svg); name the file so or give -format dot|svg. For a PNG picture, write DOT and convert it: dot -Tpng net.dot -o net.png"},
+		{"", "net", "", "cannot tell the format of -o net:"},
+		{"svg", "net.dot", "", "-format svg disagrees with -o net.dot (.dot means dot)"},
+		{"dot", "net.svg", "", "-format dot disagrees with -o net.svg (.svg means svg)"},
+		{"png", "net.png", "", `unknown -format "png" (want dot or svg)`},
+	} {
+		out := tc.out // isolate made dir the working directory
+		os.Remove(out)
+		args := []string{"net", "draw", "-o", out, bin}
+		if tc.format != "" {
+			args = append([]string{"net", "draw", "-format", tc.format}, args[2:]...)
+		}
+		code, _, errOut := runMain(t, "", args...)
+		if tc.want == "" {
+			if code != 2 || !strings.Contains(errOut, tc.errWant) {
+				t.Errorf("-format %q -o %s: code %d, stderr %q; want 2 and %q", tc.format, tc.out, code, errOut, tc.errWant)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("-format %q -o %s: refused, but wrote the file", tc.format, tc.out)
+			}
+			continue
+		}
+		got, err := os.ReadFile(out)
+		if code != 0 || err != nil || string(got) != tc.want {
+			t.Errorf("-format %q -o %s: code %d, stderr %q, read error %v; the file is not the %d-byte picture wanted", tc.format, tc.out, code, errOut, err, len(tc.want))
+		}
+	}
+}
+
 // TestNetFiles reads nets that are not what their names say: an empty
 // file, a text net named .pb (read as text, with a note), text that is no
 // net, and bytes that are neither format.
