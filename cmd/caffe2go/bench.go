@@ -1,147 +1,36 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-// inputFlags collects repeated -input name=d0,d1,... flags.
-type inputFlags map[string][]int
-
-func (f inputFlags) String() string {
-	var parts []string
-	for name, dims := range f {
-		parts = append(parts, fmt.Sprintf("%s=%v", name, dims))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, " ")
-}
-
-func (f inputFlags) Set(s string) error {
-	name, shape, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("want name=d0,d1,..., got %q", s)
-	}
-	var dims []int
-	for _, d := range strings.Split(shape, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(d))
-		if err != nil || n < 0 {
-			return fmt.Errorf("bad dimension %q in %q", d, s)
-		}
-		dims = append(dims, n)
-	}
-	f[name] = dims
-	return nil
-}
-
-// inputSpec is the type and shape of an external input to fill.
-type inputSpec struct {
-	dtype blob.DataType
-	dims  []int
-}
-
-// readValueInfo reads a Caffe2 model-zoo value_info.json: a map from input
-// name to [TensorProto data type, shape].
-func readValueInfo(path string) (map[string]inputSpec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var raw map[string][]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	out := map[string]inputSpec{}
-	for name, v := range raw {
-		if len(v) != 2 {
-			return nil, fmt.Errorf("%s: %q: want [data_type, shape]", path, name)
-		}
-		var dt int32
-		var dims []int
-		if err := json.Unmarshal(v[0], &dt); err != nil {
-			return nil, fmt.Errorf("%s: %q: data type: %v", path, name, err)
-		}
-		if err := json.Unmarshal(v[1], &dims); err != nil {
-			return nil, fmt.Errorf("%s: %q: shape: %v", path, name, err)
-		}
-		if !blob.DataType(dt).Valid() || blob.DataType(dt) == blob.String {
-			return nil, fmt.Errorf("%s: %q: unsupported data type %d", path, name, dt)
-		}
-		out[name] = inputSpec{dtype: blob.DataType(dt), dims: dims}
-	}
-	return out, nil
-}
-
-// randomTensor returns a tensor of the spec's type and shape: uniform
-// floats in [0, 1), or integers in [0, 10).
-func randomTensor(spec inputSpec, rng *rand.Rand) (*blob.Tensor, error) {
-	t, err := blob.New(spec.dtype, spec.dims...)
-	if err != nil {
-		return nil, err
-	}
-	switch d := t.Raw().(type) {
-	case []float32:
-		for i := range d {
-			d[i] = rng.Float32()
-		}
-	case []float64:
-		for i := range d {
-			d[i] = rng.Float64()
-		}
-	case []blob.Half:
-		for i := range d {
-			d[i] = blob.HalfFromFloat32(rng.Float32())
-		}
-	case []int32:
-		for i := range d {
-			d[i] = rng.Int32N(10)
-		}
-	case []int64:
-		for i := range d {
-			d[i] = rng.Int64N(10)
-		}
-	case []uint8:
-		for i := range d {
-			d[i] = uint8(rng.IntN(10))
-		}
-	case []bool:
-		for i := range d {
-			d[i] = rng.IntN(2) == 1
-		}
-	default:
-		return nil, fmt.Errorf("cannot fill a %s input", spec.dtype)
-	}
-	return t, nil
-}
-
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	initPath := fs.String("init", "", "init net run once before (default: init_net.pb beside the net, if there is one)")
-	valueInfo := fs.String("value-info", "", "value_info.json giving input types and shapes (default: the one beside the net, if any)")
+	valueInfo := fs.String("value-info", "", "value_info.json giving input types (numbers or names) and shapes (default: the one beside the net, if any)")
 	warmup := fs.Int("warmup", 2, "untimed runs before timing")
 	runs := fs.Int("runs", 10, "timed runs")
 	seed := fs.Uint64("seed", 1, "seed of the random input data")
 	inputs := inputFlags{}
-	fs.Var(inputs, "input", "`name=d0,d1,...`: fill the external input name with random float32 data of that shape (repeatable)")
+	fs.Var(inputs, "input", "`name=d0xd1x...[:dtype]`: fill the external input name with random data of this shape and dtype ("+dataTypeNames+"; default float), e.g. data=1x3x224x224:uint8 (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: caffe2go bench [flags] predict_net.pb\n\n"+
 			"Runs the init net, fills the net's remaining external inputs with random data\n"+
-			"(shapes from -input or value_info.json), then times the whole net and each operator.")
+			"(types and shapes from -input or value_info.json), then times the whole net and each operator.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
@@ -175,9 +64,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	for name, dims := range inputs {
-		specs[name] = inputSpec{dtype: blob.Float32, dims: dims}
-	}
+	maps.Copy(specs, inputs)
 
 	ws := workspace.New(dir)
 	defer ws.Close()
@@ -217,7 +104,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("no data for the external inputs %s: give their shapes with -input name=d0,d1,... or value_info.json, or their values with an init net (-init)", strings.Join(missing, ", "))
+		return fmt.Errorf("no data for the external inputs %s: give their shapes with -input name=d0xd1x...[:dtype] or value_info.json, or their values with an init net (-init)", strings.Join(missing, ", "))
 	}
 	if err := ws.CreateNet(def, true); err != nil {
 		return err

@@ -478,9 +478,19 @@ func TestBench(t *testing.T) {
 	if code, _, errOut := runMain(t, "", "bench", "-value-info", vi, "-init", filepath.Join(dir, "init_net.pb"), netPath); code != 1 || !strings.Contains(errOut, "FC") {
 		t.Errorf("bench with int64 data into FC: code %d, stderr %s", code, errOut)
 	}
-	for _, args := range [][]string{{"bench"}, {"bench", "-runs", "0", netPath}, {"bench", "-input", "data", netPath}, {"bench", "-input", "data=a", netPath}} {
-		if code, _, _ := runMain(t, "", args...); code != 2 {
-			t.Errorf("%v: code %d, want 2", args, code)
+	for _, tc := range []struct {
+		args    []string
+		errWant string
+	}{
+		{[]string{"bench"}, "want one net file"},
+		{[]string{"bench", "-runs", "0", netPath}, "-runs must be at least 1"},
+		{[]string{"bench", "-input", "data", netPath}, `invalid value "data" for flag -input: "data": want name=d0xd1x...[:dtype]`},
+		{[]string{"bench", "-input", "data=a", netPath}, `"data=a": dimension "a" is not a non-negative integer`},
+		{[]string{"bench", "-input", "data=2x8:complex", netPath}, `"data=2x8:complex": unknown data type "complex" (want float (float32), double (float64)`},
+	} {
+		code, _, errOut := runMain(t, "", tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.errWant) {
+			t.Errorf("%v: code %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.errWant)
 		}
 	}
 }
