@@ -20,6 +20,11 @@
 // another name that holds text is read as text too, with a note, as
 // Caffe2's ReadProtoFromFile does. An empty file is an error.
 //
+// bench runs a model-zoo predict net without its init net given the data
+// input's shape: -input data=1x3x224x224 -random-weights -width 64 makes
+// up every parameter (a predict net does not record the output channels
+// of its Conv and FC layers, hence -width).
+//
 // Install with go install github.com/caffe2go/caffe2go/cmd/caffe2go@latest.
 package main
 
