@@ -25,7 +25,9 @@
 // up every parameter (a predict net does not record the output channels
 // of its Conv and FC layers, hence -width).
 //
-// Install with go install github.com/caffe2go/caffe2go/cmd/caffe2go@latest.
+// Install from a clone of the repository, in its root folder:
+//
+//	go install ./cmd/caffe2go
 package main
 
 import (
