@@ -1,152 +1,62 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-// inputFlags collects repeated -input name=d0,d1,... flags.
-type inputFlags map[string][]int
+// benchUsage describes bench; the flags follow it.
+const benchUsage = `usage: caffe2go bench [flags] predict_net.pb
 
-func (f inputFlags) String() string {
-	var parts []string
-	for name, dims := range f {
-		parts = append(parts, fmt.Sprintf("%s=%v", name, dims))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, " ")
-}
+Runs the init net (-init, or init_net.pb beside the net), fills the inputs
+named by -input and value_info.json (beside the net, or -value-info) with
+random data, makes up the parameters still missing with -random-weights, then
+times the whole net and each operator. Nets are binary, or text when named
+.pbtxt or .prototxt.
 
-func (f inputFlags) Set(s string) error {
-	name, shape, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("want name=d0,d1,..., got %q", s)
-	}
-	var dims []int
-	for _, d := range strings.Split(shape, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(d))
-		if err != nil || n < 0 {
-			return fmt.Errorf("bad dimension %q in %q", d, s)
-		}
-		dims = append(dims, n)
-	}
-	f[name] = dims
-	return nil
-}
+A model-zoo predict net without its init net, given its input's shape:
 
-// inputSpec is the type and shape of an external input to fill.
-type inputSpec struct {
-	dtype blob.DataType
-	dims  []int
-}
+  caffe2go bench -input data=1x3x224x224 -random-weights -width 64 predict_net.pb
 
-// readValueInfo reads a Caffe2 model-zoo value_info.json: a map from input
-// name to [TensorProto data type, shape].
-func readValueInfo(path string) (map[string]inputSpec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var raw map[string][]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	out := map[string]inputSpec{}
-	for name, v := range raw {
-		if len(v) != 2 {
-			return nil, fmt.Errorf("%s: %q: want [data_type, shape]", path, name)
-		}
-		var dt int32
-		var dims []int
-		if err := json.Unmarshal(v[0], &dt); err != nil {
-			return nil, fmt.Errorf("%s: %q: data type: %v", path, name, err)
-		}
-		if err := json.Unmarshal(v[1], &dims); err != nil {
-			return nil, fmt.Errorf("%s: %q: shape: %v", path, name, err)
-		}
-		if !blob.DataType(dt).Valid() || blob.DataType(dt) == blob.String {
-			return nil, fmt.Errorf("%s: %q: unsupported data type %d", path, name, dt)
-		}
-		out[name] = inputSpec{dtype: blob.DataType(dt), dims: dims}
-	}
-	return out, nil
-}
+-random-weights shapes each parameter after the data its operator reads
+(shape inference from the inputs); a predict net does not record the output
+channels of its Conv and FC layers, so -width gives them (or -input gives a
+parameter's whole shape), and timings are those of a net of that width.
 
-// randomTensor returns a tensor of the spec's type and shape: uniform
-// floats in [0, 1), or integers in [0, 10).
-func randomTensor(spec inputSpec, rng *rand.Rand) (*blob.Tensor, error) {
-	t, err := blob.New(spec.dtype, spec.dims...)
-	if err != nil {
-		return nil, err
-	}
-	switch d := t.Raw().(type) {
-	case []float32:
-		for i := range d {
-			d[i] = rng.Float32()
-		}
-	case []float64:
-		for i := range d {
-			d[i] = rng.Float64()
-		}
-	case []blob.Half:
-		for i := range d {
-			d[i] = blob.HalfFromFloat32(rng.Float32())
-		}
-	case []int32:
-		for i := range d {
-			d[i] = rng.Int32N(10)
-		}
-	case []int64:
-		for i := range d {
-			d[i] = rng.Int64N(10)
-		}
-	case []uint8:
-		for i := range d {
-			d[i] = uint8(rng.IntN(10))
-		}
-	case []bool:
-		for i := range d {
-			d[i] = rng.IntN(2) == 1
-		}
-	default:
-		return nil, fmt.Errorf("cannot fill a %s input", spec.dtype)
-	}
-	return t, nil
-}
+Flags:
+`
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	initPath := fs.String("init", "", "init net run once before (default: init_net.pb beside the net, if there is one)")
-	valueInfo := fs.String("value-info", "", "value_info.json giving input types and shapes (default: the one beside the net, if any)")
+	initPath := fs.String("init", "", "init net run once first, binary or text as the net (default: init_net.pb beside the net, if there is one)")
+	valueInfo := fs.String("value-info", "", "value_info.json giving input types (numbers or names) and shapes (default: the one beside the net, if any)")
+	randomWeights := fs.Bool("random-weights", false, "make up every parameter that neither the init net nor -input gives, shaped by shape inference from the inputs")
+	width := fs.Int("width", 0, "with -random-weights, the output channels of every Conv and FC whose weights are made up (a predict net does not record them)")
 	warmup := fs.Int("warmup", 2, "untimed runs before timing")
 	runs := fs.Int("runs", 10, "timed runs")
-	seed := fs.Uint64("seed", 1, "seed of the random input data")
+	seed := fs.Uint64("seed", 1, "seed of the random data and weights")
 	inputs := inputFlags{}
-	fs.Var(inputs, "input", "`name=d0,d1,...`: fill the external input name with random float32 data of that shape (repeatable)")
+	fs.Var(inputs, "input", "`name=d0xd1x...[:dtype]`: fill the blob with random data of this shape and dtype ("+dataTypeNames+"; default float), e.g. data=1x3x224x224:uint8 (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: caffe2go bench [flags] predict_net.pb\n\n"+
-			"Runs the init net, fills the net's remaining external inputs with random data\n"+
-			"(shapes from -input or value_info.json), then times the whole net and each operator.")
+		fmt.Fprint(fs.Output(), benchUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError("bench: " + err.Error())
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -155,8 +65,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *runs < 1 || *warmup < 0 {
 		return usageError("bench: -runs must be at least 1 and -warmup at least 0")
 	}
+	if *width < 0 || *width > 0 && !*randomWeights {
+		return usageError(fmt.Sprintf("bench: -width %d: want a positive width, with -random-weights", *width))
+	}
 	netPath := fs.Arg(0)
-	def, err := netdef.ReadNetDef(netPath)
+	def, err := readNet(netPath, stderr)
 	if err != nil {
 		return err
 	}
@@ -176,8 +89,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	for name, dims := range inputs {
-		specs[name] = inputSpec{dtype: blob.Float32, dims: dims}
+	for _, name := range slices.Sorted(maps.Keys(inputs)) {
+		if !readsBlob(def, name) {
+			return fmt.Errorf("-input %s=%v: no operator of the net reads %q", name, inputs[name], name)
+		}
+		specs[name] = inputs[name]
 	}
 
 	ws := workspace.New(dir)
@@ -191,7 +107,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if init != "" {
-		initDef, err := netdef.ReadNetDef(init)
+		initDef, err := readNet(init, stderr)
 		if err != nil {
 			return err
 		}
@@ -200,25 +116,27 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	var missing []string
-	for _, in := range def.GetExternalInput() {
-		spec, ok := specs[in]
-		if !ok {
-			if !ws.HasBlob(in) {
-				missing = append(missing, in)
-			}
-			continue
-		}
-		t, err := randomTensor(spec, rng)
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
+		t, err := randomTensor(specs[name], rng)
 		if err != nil {
-			return fmt.Errorf("input %q: %w", in, err)
+			return fmt.Errorf("input %q: %w", name, err)
 		}
-		if err := ws.FeedBlob(in, t); err != nil {
+		if err := ws.FeedBlob(name, t); err != nil {
 			return err
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("no data for the external inputs %s: give their shapes with -input name=d0,d1,... or value_info.json, or their values with an init net (-init)", strings.Join(missing, ", "))
+	var made madeWeights
+	if *randomWeights {
+		if made, err = fillRandomWeights(ws, def, *width, rng); err != nil {
+			return err
+		}
+	}
+	if missing := unfedInputs(def, ws); len(missing) > 0 {
+		names := strings.Join(missing, ", ")
+		if len(missing) > 5 {
+			names = fmt.Sprintf("%s and %d more", strings.Join(missing[:5], ", "), len(missing)-5)
+		}
+		return fmt.Errorf("no data for the inputs %s: give their shapes with -input name=d0xd1x...[:dtype] or value_info.json, their values with an init net (-init), or make up the parameters with -random-weights", names)
 	}
 	if err := ws.CreateNet(def, true); err != nil {
 		return err
@@ -227,8 +145,45 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if made.count > 0 {
+		fmt.Fprintf(stdout, "random weights: %d parameters made up", made.count)
+		if made.usedWidth {
+			fmt.Fprintf(stdout, "; made-up Conv and FC layers have %d output channels (-width), not necessarily the trained model's", *width)
+		}
+		fmt.Fprintln(stdout)
+	}
 	writeBenchTable(stdout, def, *warmup, *runs, times)
 	return nil
+}
+
+// unfedInputs lists the blobs that an operator of def reads before any
+// operator writes them and that ws lacks. An external input that no
+// operator reads (the zoo's resnet50 lists its training queue) needs no
+// data.
+func unfedInputs(def *netdef.NetDef, ws *workspace.Workspace) []string {
+	var missing []string
+	written := map[string]bool{}
+	for _, op := range def.GetOp() {
+		for _, in := range op.GetInput() {
+			if !written[in] && !ws.HasBlob(in) && !slices.Contains(missing, in) {
+				missing = append(missing, in)
+			}
+		}
+		for _, out := range op.GetOutput() {
+			written[out] = true
+		}
+	}
+	return missing
+}
+
+// readsBlob reports whether an operator of def reads the blob name.
+func readsBlob(def *netdef.NetDef, name string) bool {
+	for _, op := range def.GetOp() {
+		if slices.Contains(op.GetInput(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeBenchTable prints the whole-net time, then each operator's time and

@@ -6,20 +6,33 @@
 //	caffe2go run script.star [args...]   run a script (sys.argv = [script, args...])
 //	caffe2go repl                        interactive session (line editing, history, help(x))
 //	caffe2go net show net.pb             print a NetDef in the protobuf text format
-//	caffe2go net draw [-format dot|svg] [-o out] net.pb
+//	caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
 //	                                     draw a NetDef as a Graphviz DOT graph or an SVG picture
 //	caffe2go bench [flags] net.pb        time a net and each of its operators
 //	caffe2go version                     print the version
 //
-// Scripts are Starlark with Caffe2's Python modules (workspace, core, np,
-// model_helper, brew, optimizer, data_parallel_model, utils, caffe2_pb2); see package script. Nets are read in the binary
-// format, or in the text format when the file name ends in .pbtxt or
-// .prototxt.
+// Every command and subcommand prints its usage with -h.
 //
-// Install with go install github.com/caffe2go/caffe2go/cmd/caffe2go@latest.
+// Scripts are Starlark with Caffe2's Python modules (workspace, core, np,
+// model_helper, brew, optimizer, data_parallel_model, utils, caffe2_pb2);
+// see package script. Nets are read in the binary format, or in the text
+// format when the file name ends in .pbtxt or .prototxt; a file of
+// another name that holds text is read as text too, with a note, as
+// Caffe2's ReadProtoFromFile does. An empty file is an error.
+//
+// bench runs a model-zoo predict net without its init net given the data
+// input's shape: -input data=1x3x224x224 -random-weights -width 64 makes
+// up every parameter (a predict net does not record the output channels
+// of its Conv and FC layers, hence -width).
+//
+// Install from a clone of the repository, in its root folder:
+//
+//	go install ./cmd/caffe2go
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,7 +46,7 @@ Usage:
   caffe2go run script.star [args...]   run a script (sys.argv = [script, args...])
   caffe2go repl [-history file]        interactive session with line editing and history
   caffe2go net show net.pb             print a NetDef in the protobuf text format
-  caffe2go net draw [-format dot|svg] [-o out] net.pb
+  caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
                                        draw a NetDef (DOT for Graphviz, or a laid-out SVG)
   caffe2go bench [flags] net.pb        benchmark a net and each of its operators
   caffe2go version                     print the version
@@ -63,14 +76,16 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, versionString())
-		return 0
+		err = cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
 		fmt.Fprintf(stderr, "caffe2go: unknown command %q\n\n%s", args[0], usage)
 		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
 	switch e := err.(type) {
 	case nil:
@@ -83,6 +98,42 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "caffe2go %s: %v\n", args[0], err)
 	return 1
+}
+
+// parseFlags parses a command's flags. -h or -help prints the command's
+// usage to stdout and returns flag.ErrHelp, which exits with status 0; a
+// bad flag prints the usage to stderr and returns a usageError naming the
+// flag.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	fs.SetOutput(stderr)
+	if err != nil {
+		fs.Usage()
+		return usageError(fs.Name() + ": " + err.Error())
+	}
+	return nil
+}
+
+func cmdVersion(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: caffe2go version\n\nPrints the versions of caffe2go, Go and Starlark.")
+	}
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("version: unexpected arguments")
+	}
+	_, err := fmt.Fprintln(stdout, versionString())
+	return err
 }
 
 // usageError is a command-line mistake; its text is printed with the

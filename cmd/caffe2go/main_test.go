@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -70,6 +71,38 @@ func TestUsageAndVersion(t *testing.T) {
 	code, out, _ := runMain(t, "", "version")
 	if code != 0 || !strings.HasPrefix(out, "caffe2go ") || !strings.Contains(out, "go.starlark.net") {
 		t.Errorf("version: code %d, out %q", code, out)
+	}
+}
+
+// TestHelp asks every command and subcommand for its usage: it goes to
+// stdout with status 0 and nothing on stderr.
+func TestHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "caffe2go bench [flags] net.pb"},
+		{[]string{"help"}, "caffe2go bench [flags] net.pb"},
+		{[]string{"run", "-h"}, "usage: caffe2go run script.star"},
+		{[]string{"repl", "-help"}, "usage: caffe2go repl [-history file]"},
+		{[]string{"net", "-h"}, "caffe2go net draw [-format dot|svg]"},
+		{[]string{"net", "--help"}, "caffe2go net draw [-format dot|svg]"},
+		{[]string{"net", "show", "-h"}, "usage: caffe2go net show net.pb"},
+		{[]string{"net", "draw", "-help"}, "-format string"},
+		{[]string{"bench", "-h"}, "-random-weights"},
+		{[]string{"bench", "-runs", "3", "--help"}, "-width int"},
+		{[]string{"version", "-h"}, "usage: caffe2go version"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		if code != 0 || !strings.Contains(out, tc.want) || errOut != "" {
+			t.Errorf("%v: code %d, stdout lacks %q or stderr is not empty:\nstdout: %s\nstderr: %s", tc.args, code, tc.want, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"net"}, {"net", "list"}, {"version", "extra"}, {"bench", "-nope"}} {
+		code, out, errOut := runMain(t, "", args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "usage: caffe2go") {
+			t.Errorf("%v: code %d, stdout %q, stderr %q; want 2, the usage on stderr only", args, code, out, errOut)
+		}
 	}
 }
 
@@ -255,6 +288,106 @@ func TestNetShowAndDraw(t *testing.T) {
 	}
 }
 
+// TestNetDrawFormat chooses the picture's format from -format and the -o
+// extension, and refuses an extension it cannot write.
+func TestNetDrawFormat(t *testing.T) {
+	dir := isolate(t)
+	def, _ := testNet()
+	bin := filepath.Join(dir, "mlp.pb")
+	if err := netdef.WriteNetDef(bin, def); err != nil {
+		t.Fatal(err)
+	}
+	dot, svg := netdef.DOT(def), netSVG(def)
+	for _, tc := range []struct {
+		format, out string
+		want        string // the file's content, or "" for a usage error
+		errWant     string
+	}{
+		{"", "net.dot", dot, ""},
+		{"", "net.GV", dot, ""},
+		{"", "net.svg", svg, ""},
+		{"svg", "net.svg", svg, ""},
+		{"dot", "net.txt", dot, ""},
+		{"svg", "picture", svg, ""},
+		{"", "net.png", "", "cannot tell the format of -o net.png: net draw writes Graphviz DOT (.dot, .gv) and SVG (.svg); name the file so or give -format dot|svg. For a PNG picture, write DOT and convert it: dot -Tpng net.dot -o net.png"},
+		{"", "net", "", "cannot tell the format of -o net:"},
+		{"svg", "net.dot", "", "-format svg disagrees with -o net.dot (.dot means dot)"},
+		{"dot", "net.svg", "", "-format dot disagrees with -o net.svg (.svg means svg)"},
+		{"png", "net.png", "", `unknown -format "png" (want dot or svg)`},
+	} {
+		out := tc.out // isolate made dir the working directory
+		os.Remove(out)
+		args := []string{"net", "draw", "-o", out, bin}
+		if tc.format != "" {
+			args = append([]string{"net", "draw", "-format", tc.format}, args[2:]...)
+		}
+		code, _, errOut := runMain(t, "", args...)
+		if tc.want == "" {
+			if code != 2 || !strings.Contains(errOut, tc.errWant) {
+				t.Errorf("-format %q -o %s: code %d, stderr %q; want 2 and %q", tc.format, tc.out, code, errOut, tc.errWant)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("-format %q -o %s: refused, but wrote the file", tc.format, tc.out)
+			}
+			continue
+		}
+		got, err := os.ReadFile(out)
+		if code != 0 || err != nil || string(got) != tc.want {
+			t.Errorf("-format %q -o %s: code %d, stderr %q, read error %v; the file is not the %d-byte picture wanted", tc.format, tc.out, code, errOut, err, len(tc.want))
+		}
+	}
+}
+
+// TestNetFiles reads nets that are not what their names say: an empty
+// file, a text net named .pb (read as text, with a note), text that is no
+// net, and bytes that are neither format.
+func TestNetFiles(t *testing.T) {
+	td := testdata(t)
+	dir := isolate(t)
+	garbage := filepath.Join(dir, "garbage.pb")
+	if err := os.WriteFile(garbage, []byte{0x12, 0xff, 0x00}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	relu, err := os.ReadFile(filepath.Join(td, "relu_text.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file     string
+		code     int
+		out      string
+		errWants []string
+	}{
+		{filepath.Join(td, "empty.pb"), 1, "", []string{"empty.pb is empty: it holds no NetDef"}},
+		{filepath.Join(td, "relu_text.pb"), 0, string(relu), []string{"relu_text.pb holds the protobuf text format, so it is read as text (name it .pbtxt to say so)"}},
+		{filepath.Join(td, "not_a_net.pb"), 1, "", []string{"not_a_net.pb looks like the protobuf text format (name it .pbtxt), but does not parse as text", "unknown field: this"}},
+		{garbage, 1, "", []string{"garbage.pb: netdef: parse NetDef"}},
+	} {
+		for _, cmd := range [][]string{{"net", "show"}, {"net", "draw"}, {"bench", "-runs", "1", "-input", "x=2,3"}} {
+			code, out, errOut := runMain(t, "", append(cmd, tc.file)...)
+			if code != tc.code || cmd[1] == "show" && out != tc.out {
+				t.Errorf("%v %s: code %d, want %d; output:\n%s\nstderr: %s", cmd, tc.file, code, tc.code, out, errOut)
+			}
+			for _, want := range tc.errWants {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("%v %s: stderr lacks %q:\n%s", cmd, tc.file, want, errOut)
+				}
+			}
+		}
+	}
+}
+
+// testdata returns the absolute path of the package's testdata folder, for
+// tests that leave the package folder (isolate).
+func testdata(t *testing.T) string {
+	t.Helper()
+	td, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return td
+}
+
 // checkSVG parses an SVG, counts its operator boxes and blob ellipses and
 // looks for labels.
 func checkSVG(t *testing.T, svg string, ops, blobs int, labels ...string) {
@@ -330,8 +463,12 @@ func TestBench(t *testing.T) {
 
 	// Without a shape for data it fails and says how to give one.
 	code, _, errOut = runMain(t, "", "bench", netPath)
-	if code != 1 || !strings.Contains(errOut, "no data for the external inputs data") {
+	if code != 1 || !strings.Contains(errOut, "no data for the inputs data: give their shapes with -input") {
 		t.Errorf("bench without shapes: code %d, stderr %s", code, errOut)
+	}
+	code, _, errOut = runMain(t, "", "bench", "-input", "date=2x8", netPath)
+	if code != 1 || !strings.Contains(errOut, `-input date=2x8:float: no operator of the net reads "date"`) {
+		t.Errorf("bench with a misspelt input: code %d, stderr %s", code, errOut)
 	}
 	// value_info.json beside the net gives it.
 	writeFile(t, filepath.Join(dir, "value_info.json"), `{"data": [1, [3, 8]]}`)
@@ -346,9 +483,132 @@ func TestBench(t *testing.T) {
 	if code, _, errOut := runMain(t, "", "bench", "-value-info", vi, "-init", filepath.Join(dir, "init_net.pb"), netPath); code != 1 || !strings.Contains(errOut, "FC") {
 		t.Errorf("bench with int64 data into FC: code %d, stderr %s", code, errOut)
 	}
-	for _, args := range [][]string{{"bench"}, {"bench", "-runs", "0", netPath}, {"bench", "-input", "data", netPath}, {"bench", "-input", "data=a", netPath}} {
-		if code, _, _ := runMain(t, "", args...); code != 2 {
-			t.Errorf("%v: code %d, want 2", args, code)
+	for _, tc := range []struct {
+		args    []string
+		errWant string
+	}{
+		{[]string{"bench"}, "want one net file"},
+		{[]string{"bench", "-runs", "0", netPath}, "-runs must be at least 1"},
+		{[]string{"bench", "-input", "data", netPath}, `invalid value "data" for flag -input: "data": want name=d0xd1x...[:dtype]`},
+		{[]string{"bench", "-input", "data=a", netPath}, `"data=a": dimension "a" is not a non-negative integer`},
+		{[]string{"bench", "-input", "data=2x8:complex", netPath}, `"data=2x8:complex": unknown data type "complex" (want float (float32), double (float64)`},
+		{[]string{"bench", "-width", "8", netPath}, "-width 8: want a positive width, with -random-weights"},
+		{[]string{"bench", "-random-weights", "-width", "-1", netPath}, "-width -1: want a positive width"},
+	} {
+		code, _, errOut := runMain(t, "", tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.errWant) {
+			t.Errorf("%v: code %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.errWant)
 		}
+	}
+}
+
+// TestBenchInitAndRandomWeights benches the MLP with an init net from
+// elsewhere (-init, in the text format) that makes some of its parameters
+// or all of them, with -random-weights making the rest, and with inputs of
+// several types.
+func TestBenchInitAndRandomWeights(t *testing.T) {
+	td := testdata(t)
+	dir := isolate(t)
+	predict, init := testNet()
+	netPath := filepath.Join(dir, "mlp.pb")
+	if err := netdef.WriteNetDef(netPath, predict); err != nil {
+		t.Fatal(err)
+	}
+	fullInit := filepath.Join(t.TempDir(), "weights.pbtxt")
+	if err := netdef.WriteNetDef(fullInit, init); err != nil {
+		t.Fatal(err)
+	}
+	fc1Init := filepath.Join(td, "mlp_fc1_init.pbtxt")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		made  string // the random-weights line, "" for none
+		code  int
+		wants []string // in stdout, or stderr for a failure
+	}{
+		{"init net elsewhere", []string{"-init", fullInit, "-input", "data=2x8"}, "", 0, []string{"whole net"}},
+		{"all weights made up", []string{"-random-weights", "-width", "16", "-input", "data=2x8"},
+			"random weights: 4 parameters made up; made-up Conv and FC layers have 16 output channels (-width), not necessarily the trained model's", 0, []string{"whole net"}},
+		{"init makes fc1, random fc2", []string{"-init", fc1Init, "-random-weights", "-width", "4", "-input", "data=2x8"},
+			"random weights: 2 parameters made up; made-up Conv and FC layers have 4 output channels", 0, []string{"whole net"}},
+		{"init and -input give all", []string{"-init", fc1Init, "-random-weights", "-input", "data=2x8", "-input", "fc2_w=4x16", "-input", "fc2_b=4"},
+			"", 0, []string{"whole net"}},
+		{"double data, double weights", []string{"-random-weights", "-width", "4", "-value-info", filepath.Join(td, "value_info_double.json")},
+			"random weights: 4 parameters made up", 0, []string{"whole net"}},
+		{"fc2 needs a width", []string{"-init", fc1Init, "-random-weights", "-input", "data=2x8"}, "", 1,
+			[]string{`-random-weights: "fc2_w" (input 1 of operator 2, FC): the net does not record the FC's output channels: pass -width N to give every Conv and FC whose weights are made up N of them, or give this one with -input fc2_w=Mx16`}},
+		{"no data shape", []string{"-random-weights", "-width", "4"}, "", 1,
+			[]string{`-random-weights: "data" (input 0 of operator 0, FC): it is the operator's data input, not a parameter: give its shape with -input data=d0xd1x...[:dtype] or value_info.json, or its value with -init`}},
+		{"uint8 data into FC", []string{"-random-weights", "-width", "4", "-input", "data=2x8:uint8"}, "", 1, []string{`operator 0 FC`, "UINT8"}},
+		{"data of the wrong size", []string{"-init", fc1Init, "-random-weights", "-width", "4", "-input", "data=2x7"}, "", 1,
+			[]string{"-random-weights, inferring the shapes: operator 0 FC", "dimension mismatch"}},
+		{"a value_info type by an unknown name", []string{"-random-weights", "-width", "4", "-value-info", filepath.Join(td, "value_info_complex.json")}, "", 1,
+			[]string{`value_info_complex.json: "data": unknown data type "complex"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"bench", "-runs", "2", "-warmup", "0"}, tc.args...), netPath)
+			code, out, errOut := runMain(t, "", args...)
+			if code != tc.code {
+				t.Fatalf("%v: code %d, want %d; stderr: %s", args, code, tc.code, errOut)
+			}
+			where := out
+			if code != 0 {
+				where = errOut
+			}
+			for _, want := range tc.wants {
+				if !strings.Contains(where, want) {
+					t.Errorf("%v: output lacks %q:\nstdout: %s\nstderr: %s", args, want, out, errOut)
+				}
+			}
+			if got := strings.Contains(out, "random weights:"); code == 0 && (got != (tc.made != "") || !strings.Contains(out, tc.made)) {
+				t.Errorf("%v: want the line %q:\n%s", args, tc.made, out)
+			}
+		})
+	}
+}
+
+// TestBenchModelZoo benches the Caffe2 model-zoo predict nets of the
+// repository (their trained weights are not kept) the way a user does
+// with only the input shape of value_info.json: -random-weights makes
+// every parameter, narrow (-width 8) to keep the test fast.
+func TestBenchModelZoo(t *testing.T) {
+	zoo, err := filepath.Abs("../../testdata/caffe2-models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		model  string
+		ops    int
+		params int
+	}{
+		{"squeezenet", 66, 52},
+		{"bvlc_googlenet", 142, 116},
+		{"resnet50", 175, 267},
+		{"densenet121", 668, 848},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			netPath := filepath.Join(zoo, tc.model, "predict_net.pb")
+			code, out, errOut := runMain(t, "", "bench", "-random-weights", "-width", "8", "-runs", "1", "-warmup", "0", netPath)
+			if code != 0 {
+				t.Fatalf("code %d, stderr %s", code, errOut)
+			}
+			for _, want := range []string{
+				fmt.Sprintf("random weights: %d parameters made up; made-up Conv and FC layers have 8 output channels (-width)", tc.params),
+				fmt.Sprintf(": %d operators, 1 timed runs after 0 warm-up runs", tc.ops),
+				"whole net:",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+
+	// Without -width the first Conv's filter is the error, with what to pass.
+	squeezenet := filepath.Join(zoo, "squeezenet", "predict_net.pb")
+	code, _, errOut := runMain(t, "", "bench", "-random-weights", squeezenet)
+	want := `-random-weights: "conv1_w" (input 1 of operator 0, Conv): the net does not record the Conv's output channels: pass -width N to give every Conv and FC whose weights are made up N of them, or give this one with -input conv1_w=Mx3x3x3`
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("without -width: code %d, stderr %s\nwant %s", code, errOut, want)
 	}
 }

@@ -21,12 +21,11 @@ import (
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: caffe2go run script.star [args...]\n\nRuns a script; sys.argv is [script, args...]. A failure prints the traceback and exits with status 1.")
+		fmt.Fprintln(fs.Output(), "usage: caffe2go run script.star [args...]\n\nRuns a script; sys.argv is [script, args...]. A failure prints the traceback and exits with status 1.")
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError("run: " + err.Error())
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
@@ -105,14 +104,13 @@ Ctrl-D exits.
 
 func cmdREPL(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("repl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	history := fs.String("history", defaultHistoryFile(), "file that keeps the input history (\"\" for none)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: caffe2go repl [-history file]")
+		fmt.Fprintln(fs.Output(), "usage: caffe2go repl [-history file]\n\nAn interactive session with line editing and history.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError("repl: " + err.Error())
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

@@ -1,0 +1,8 @@
+name: "relu_text"
+op {
+  input: "x"
+  output: "y"
+  type: "Relu"
+}
+external_input: "x"
+external_output: "y"
