@@ -1,6 +1,7 @@
 package script
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -116,25 +117,53 @@ func (in *Interpreter) Predeclared() starlark.StringDict { return in.predeclared
 // read filename). Its globals are added to the interpreter's. A failure is
 // a *starlark.EvalError (use FormatError for the traceback) or a syntax
 // error.
-func (in *Interpreter) Exec(filename string, src any) error {
+//
+// Once ctx is done the script stops: the Starlark code at its next step,
+// and a long Go call in progress (RunNet, RunPlan, data_parallel_model's
+// RunNet) before its next operator; the error says it was cancelled. The
+// interpreter stays usable for later calls.
+func (in *Interpreter) Exec(ctx context.Context, filename string, src any) error {
 	f, err := FileOptions().Parse(filename, src, 0)
 	if err != nil {
 		return err
 	}
-	return in.ExecREPLChunk(f)
+	return in.ExecREPLChunk(ctx, f)
 }
 
 // ExecREPLChunk runs parsed statements as a REPL does: they may use and
-// redefine the globals of earlier chunks.
-func (in *Interpreter) ExecREPLChunk(f *syntax.File) (err error) {
+// redefine the globals of earlier chunks. ctx stops them as it does Exec.
+func (in *Interpreter) ExecREPLChunk(ctx context.Context, f *syntax.File) (err error) {
+	defer in.withContext(ctx)()
 	defer recoverPanic(&err)
 	return starlark.ExecREPLChunk(f, in.thread, in.globalsWithPredeclared())
 }
 
 // Eval evaluates an expression (parsed by the REPL) against the globals.
-func (in *Interpreter) Eval(expr syntax.Expr) (v starlark.Value, err error) {
+// ctx stops it as it does Exec.
+func (in *Interpreter) Eval(ctx context.Context, expr syntax.Expr) (v starlark.Value, err error) {
+	defer in.withContext(ctx)()
 	defer recoverPanic(&err)
 	return starlark.EvalExprOptions(FileOptions(), in.thread, expr, in.globalsWithPredeclared())
+}
+
+// withContext makes ctx the context of the call that starts (the bindings
+// pass it to long Go calls, and its end cancels the Starlark thread); the
+// returned function ends the call and makes the thread usable again.
+func (in *Interpreter) withContext(ctx context.Context) func() {
+	st := binding.StateOf(in.thread)
+	st.Ctx = ctx
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		in.thread.Cancel(context.Cause(ctx).Error())
+		close(fired)
+	})
+	return func() {
+		if !stop() {
+			<-fired // the thread is cancelled before it is made usable again
+		}
+		st.Ctx = nil
+		in.thread.Uncancel()
+	}
 }
 
 // globalsWithPredeclared returns the globals map the REPL functions use:

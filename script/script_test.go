@@ -2,6 +2,7 @@ package script
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,7 +109,7 @@ func runChunk(t *testing.T, file string, c chunk, assertModule starlark.StringDi
 	}
 	// Pad the chunk so that positions are those of the file.
 	src := strings.Repeat("\n", c.line-1) + c.text
-	err := in.Exec(file, src)
+	err := in.Exec(context.Background(), file, src)
 	switch {
 	case err == nil && wantErr != "":
 		t.Errorf("%s:%d: want an error matching %q, got none", file, wantErrLine, wantErr)
@@ -245,7 +246,7 @@ func TestHelp(t *testing.T) {
 	}
 	for _, c := range cases {
 		out.Reset()
-		if err := in.Exec("help.star", c.expr); err != nil {
+		if err := in.Exec(context.Background(), "help.star", c.expr); err != nil {
 			t.Fatalf("%s: %s", c.expr, FormatError(err))
 		}
 		for _, w := range c.want {
@@ -261,7 +262,7 @@ func TestHelp(t *testing.T) {
 func TestErrorsCarryTheScriptLine(t *testing.T) {
 	resetWorld(t)
 	in := New(Options{Stdout: &bytes.Buffer{}})
-	err := in.Exec("model.star", "x = 1\n\nworkspace.FetchBlob(\"missing\")\n")
+	err := in.Exec(context.Background(), "model.star", "x = 1\n\nworkspace.FetchBlob(\"missing\")\n")
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -272,11 +273,11 @@ func TestErrorsCarryTheScriptLine(t *testing.T) {
 		}
 	}
 	// A syntax error names its position too, and the interpreter goes on.
-	err = in.Exec("bad.star", "x = (\n")
+	err = in.Exec(context.Background(), "bad.star", "x = (\n")
 	if err == nil || !strings.Contains(FormatError(err), "bad.star:2:1") {
 		t.Errorf("syntax error = %v", err)
 	}
-	if err := in.Exec("next.star", "y = x + 1\n"); err != nil {
+	if err := in.Exec(context.Background(), "next.star", "y = x + 1\n"); err != nil {
 		t.Errorf("interpreter unusable after errors: %v", err)
 	}
 	if got := in.Globals()["y"]; got == nil || got.String() != "2" {
@@ -295,7 +296,7 @@ func TestLoadSharesModules(t *testing.T) {
 	var out bytes.Buffer
 	in := New(Options{Stdout: &out})
 	src := "load(" + strconv.Quote(lib) + ", \"relu_net\")\nload(" + strconv.Quote(lib) + ", \"relu_net\")\nprint(relu_net(\"r\").Proto().op[0].type)\n"
-	if err := in.Exec("main.star", src); err != nil {
+	if err := in.Exec(context.Background(), "main.star", src); err != nil {
 		t.Fatal(FormatError(err))
 	}
 	if out.String() != "Relu\n" {
@@ -305,7 +306,7 @@ func TestLoadSharesModules(t *testing.T) {
 	if err := os.WriteFile(cyc, []byte("load("+strconv.Quote(cyc)+", \"x\")\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := in.Exec("main2.star", "load("+strconv.Quote(cyc)+", \"x\")\n"); err == nil || !strings.Contains(err.Error(), "cycle") {
+	if err := in.Exec(context.Background(), "main2.star", "load("+strconv.Quote(cyc)+", \"x\")\n"); err == nil || !strings.Contains(err.Error(), "cycle") {
 		t.Errorf("load cycle: %v", err)
 	}
 }
@@ -329,7 +330,7 @@ func TestDisplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := in.Eval(f)
+		v, err := in.Eval(context.Background(), f)
 		if err != nil {
 			t.Fatalf("%s: %v", expr, err)
 		}

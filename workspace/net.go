@@ -228,13 +228,25 @@ func checkDeclarations(def *netdef.NetDef) error {
 func runOp(ctx context.Context, ops []operators.Operator, i int) error {
 	if err := ctx.Err(); err != nil {
 		d := ops[i].OpBase().Def()
-		return &operators.OpError{Index: i, Type: d.GetType(), Name: d.GetName(), Err: fmt.Errorf("not started: %w", err)}
+		return &operators.OpError{Index: i, Type: d.GetType(), Name: d.GetName(), Err: fmt.Errorf("not started: %w", contextError(ctx))}
 	}
 	if err := operators.RunSafely(ops[i]); err != nil {
 		d := ops[i].OpBase().Def()
 		return &operators.OpError{Index: i, Type: d.GetType(), Name: d.GetName(), Err: err}
 	}
 	return nil
+}
+
+// contextError returns the error of a done ctx: ctx.Err(), with the cause
+// it was cancelled with when there is one of its own (context.Cause), so
+// that errors.Is finds both and the message says why ("context canceled
+// (interrupted)").
+func contextError(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		return fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
 }
 
 // simpleExecutor runs operators in order and stops at the first error.

@@ -167,7 +167,7 @@ func (p *planRun) runIterations(s *netdef.ExecutionStep, ws *Workspace, shouldSt
 	}
 	for it := int64(0); s.GetShouldStopBlob() != "" || it < iters; it++ {
 		if err := p.ctx.Err(); err != nil {
-			return fmt.Errorf("step %q: iteration %d not started: %w", s.GetName(), it, err)
+			return fmt.Errorf("step %q: iteration %d not started: %w", s.GetName(), it, contextError(p.ctx))
 		}
 		stop, err := p.runStepOnce(s, ws, shouldStop)
 		if err != nil {

@@ -1,6 +1,7 @@
 package dataparallel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -102,9 +103,15 @@ func (p *Parallel) RunInitNet() error {
 // operator stops the step; the error names the device it ran on, the net
 // and the operator.
 func (p *Parallel) RunNet(iters int) error {
+	return p.RunNetContext(context.Background(), iters)
+}
+
+// RunNetContext is RunNet that stops once ctx is done, before the next
+// operator starts (see workspace.Workspace.RunNetContext).
+func (p *Parallel) RunNetContext(ctx context.Context, iters int) error {
 	ws := p.Workspace()
 	for _, net := range p.nets {
-		if err := ws.RunNet(net.Name(), iters); err != nil {
+		if err := ws.RunNetContext(ctx, net.Name(), iters); err != nil {
 			return p.runError(net, err)
 		}
 	}

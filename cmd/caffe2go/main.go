@@ -95,6 +95,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	case reportedError:
 		return 1
+	case interruptedError:
+		return interruptedStatus
 	}
 	fmt.Fprintf(stderr, "caffe2go %s: %v\n", args[0], err)
 	return 1
@@ -147,6 +149,15 @@ func (e usageError) Error() string { return string(e) }
 type reportedError struct{}
 
 func (reportedError) Error() string { return "failed" }
+
+// interruptedStatus is the exit status of a run stopped by Ctrl-C or
+// SIGTERM, as shells report a process killed by SIGINT (128 + 2).
+const interruptedStatus = 130
+
+// interruptedError is a script stopped by a signal, its traceback printed.
+type interruptedError struct{}
+
+func (interruptedError) Error() string { return "interrupted" }
 
 // versionString describes the build: the module version ("(devel)" when
 // built inside its own tree), the Go version and the Starlark version.

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -194,7 +199,7 @@ func TestREPLSession(t *testing.T) {
 
 func TestCompleter(t *testing.T) {
 	in := script.New(script.Options{Stdout: io.Discard})
-	if err := in.Exec("c.star", "my_net = core.Net(\"c\")\n"); err != nil {
+	if err := in.Exec(context.Background(), "c.star", "my_net = core.Net(\"c\")\n"); err != nil {
 		t.Fatal(err)
 	}
 	c := completer{in}
@@ -610,5 +615,63 @@ func TestBenchModelZoo(t *testing.T) {
 	want := `-random-weights: "conv1_w" (input 1 of operator 0, Conv): the net does not record the Conv's output channels: pass -width N to give every Conv and FC whose weights are made up N of them, or give this one with -input conv1_w=Mx3x3x3`
 	if code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("without -width: code %d, stderr %s\nwant %s", code, errOut, want)
+	}
+}
+
+// TestRunInterrupted runs a script whose RunNet would take hours in a child
+// process, sends it SIGINT once the run has started, and expects it to stop
+// promptly with the traceback, the reason and exit status 130.
+func TestRunInterrupted(t *testing.T) {
+	if os.Getenv("CAFFE2GO_INTERRUPT_CHILD") != "" {
+		os.Exit(realMain([]string{"run", os.Getenv("CAFFE2GO_INTERRUPT_CHILD")}, os.Stdin, os.Stdout, os.Stderr))
+	}
+	file := filepath.Join(t.TempDir(), "long.star")
+	src := `net = core.Net("long")
+net.Relu("x", "y")
+workspace.FeedBlob("x", np.array([1.0, -1.0], dtype = np.float32))
+workspace.CreateNet(net)
+print("started")
+workspace.RunNet("long", 1000000000)
+print("not reached")
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunInterrupted$")
+	cmd.Env = append(os.Environ(), "CAFFE2GO_INTERRUPT_CHILD="+file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "started\n" {
+		t.Fatalf("child printed %q, %v", line, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stdout)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v to stop", d)
+	}
+	if strings.Contains(string(rest), "not reached") {
+		t.Error("the script went on after the interrupted RunNet")
+	}
+	for _, want := range []string{"long.star:6", `net "long"`, "context canceled (interrupted)"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/chzyer/readline"
 	"go.starlark.net/starlark"
@@ -37,34 +39,48 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	in := script.New(script.Options{Stdout: stdout, Argv: fs.Args()})
-	stop := cancelOnInterrupt(in.Thread())
+	ctx, stop := interruptible(syscall.SIGTERM)
 	defer stop()
-	if err := in.Exec(file, src); err != nil {
+	if err := in.Exec(ctx, file, src); err != nil {
 		fmt.Fprintln(stderr, script.FormatError(err))
+		if ctx.Err() != nil {
+			return interruptedError{}
+		}
 		return reportedError{}
 	}
 	return nil
 }
 
-// cancelOnInterrupt makes Ctrl-C stop the script running on thread with an
-// error; the returned function undoes it.
-func cancelOnInterrupt(thread *starlark.Thread) func() {
-	sig := make(chan os.Signal, 1)
+// errInterrupted is the cause of a context interruptible cancels.
+var errInterrupted = errors.New("interrupted")
+
+// interruptible returns a context that the first Ctrl-C (or one of the
+// extra signals) cancels with the cause errInterrupted, which stops the
+// script or REPL call in progress before its next operator; a second one
+// ends the process with status 130 at once, for a call that does not stop.
+// stop releases the signals.
+func interruptible(extra ...os.Signal) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := make(chan os.Signal, 2)
 	done := make(chan struct{})
-	signal.Notify(sig, os.Interrupt)
+	signal.Notify(sig, append([]os.Signal{os.Interrupt}, extra...)...)
 	go func() {
-		for {
-			select {
-			case <-sig:
-				thread.Cancel("interrupted")
-			case <-done:
-				return
-			}
+		select {
+		case <-sig:
+			cancel(errInterrupted)
+		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			os.Exit(interruptedStatus)
+		case <-done:
 		}
 	}()
-	return func() {
+	return ctx, func() {
 		signal.Stop(sig)
 		close(done)
+		cancel(nil)
 	}
 }
 
@@ -195,13 +211,10 @@ func replOnce(in *script.Interpreter, rl lineReader, stdout, stderr io.Writer) e
 		fmt.Fprintln(stderr, script.FormatError(err))
 		return nil
 	}
-	stop := cancelOnInterrupt(in.Thread())
-	defer func() {
-		stop()
-		in.Thread().Uncancel()
-	}()
+	ctx, stop := interruptible()
+	defer stop()
 	if expr := soleExpr(f); expr != nil {
-		v, err := in.Eval(expr)
+		v, err := in.Eval(ctx, expr)
 		if err != nil {
 			fmt.Fprintln(stderr, script.FormatError(err))
 			return nil
@@ -212,7 +225,7 @@ func replOnce(in *script.Interpreter, rl lineReader, stdout, stderr io.Writer) e
 		}
 		return nil
 	}
-	if err := in.ExecREPLChunk(f); err != nil {
+	if err := in.ExecREPLChunk(ctx, f); err != nil {
 		fmt.Fprintln(stderr, script.FormatError(err))
 	}
 	return nil

@@ -88,9 +88,18 @@ func TestREPLInTmux(t *testing.T) {
 	waitFor(`>>> workspace.FetchBlob("zz")`)
 	tm("send-keys", "-t", session, "C-u")
 	typeLine(`print(workspace.FetchBlob("z").shape, workspace.Blobs())`)
-	s := waitFor(`(1, 3) ["x", "y", "z"]`)
+	waitFor(`(1, 3) ["x", "y", "z"]`)
 	typeLine(`help(workspace.FetchBlob)`)
 	waitFor("Returns a copy of a blob")
+	// A long RunNet stops on Ctrl-C, back at the prompt, and the session
+	// and its workspace go on.
+	typeLine(`workspace.CreateNet(net)`)
+	typeLine(`workspace.RunNet("tmux_net", 1000000000)`)
+	time.Sleep(300 * time.Millisecond)
+	tm("send-keys", "-t", session, "C-c")
+	waitFor("context canceled (interrupted)")
+	typeLine(`print("still here", workspace.FetchBlob("z").shape)`)
+	s := waitFor("still here (1, 3)")
 	tm("send-keys", "-t", session, "C-d")
 	deadline := time.Now().Add(10 * time.Second)
 	for exec.Command(tmux, "-S", socket, "has-session", "-t", session).Run() == nil {

@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -141,7 +142,7 @@ func runScript(file string, args []string) int {
 		return 1
 	}
 	in := script.New(script.Options{Stdout: os.Stdout, Argv: append([]string{file}, args...)})
-	if err := in.Exec(file, src); err != nil {
+	if err := in.Exec(context.Background(), file, src); err != nil {
 		fmt.Fprintln(os.Stderr, script.FormatError(err))
 		return 1
 	}

@@ -254,7 +254,7 @@ func dpmRunInitNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	return starlark.None, p.RunInitNet()
 }
 
-func dpmRunNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func dpmRunNet(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
 	var n int
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "model", &v, "num_iterations", &n); err != nil {
@@ -267,7 +267,7 @@ func dpmRunNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if n < 0 {
 		return nil, fmt.Errorf("%s: num_iterations must be >= 0, got %d", b.Name(), n)
 	}
-	return starlark.None, p.RunNet(n)
+	return starlark.None, p.RunNetContext(binding.Context(thread), n)
 }
 
 func dpmCheckpointParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

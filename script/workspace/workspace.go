@@ -280,7 +280,7 @@ func wsCreateNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	return starlark.True, nil
 }
 
-func wsRunNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func wsRunNet(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var nameV starlark.Value
 	iters, allowFail := 1, false
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &nameV, "num_iter?", &iters, "allow_fail?", &allowFail); err != nil {
@@ -295,7 +295,7 @@ func wsRunNet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	default:
 		return nil, fmt.Errorf("%s: want a net name or a Net, got %s (a NetDef must be created with CreateNet first)", b.Name(), nameV.Type())
 	}
-	if err := workspace.RunNet(name, iters); err != nil {
+	if err := workspace.RunNetContext(binding.Context(thread), name, iters); err != nil {
 		if allowFail {
 			return starlark.False, nil
 		}
@@ -390,7 +390,7 @@ func planSourceArg(name string, v starlark.Value) (netdef.PlanSource, error) {
 	return nil, fmt.Errorf("%s: want a Plan or an ExecutionStep, got %s", name, v.Type())
 }
 
-func wsRunPlan(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func wsRunPlan(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "plan_or_step", &v); err != nil {
 		return nil, err
@@ -399,7 +399,7 @@ func wsRunPlan(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err != nil {
 		return nil, err
 	}
-	if err := workspace.RunPlan(src); err != nil {
+	if err := workspace.RunPlanContext(binding.Context(thread), src); err != nil {
 		return nil, err
 	}
 	return starlark.True, nil

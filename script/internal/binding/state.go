@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 
@@ -8,9 +9,24 @@ import (
 )
 
 // State is the per-interpreter state of the modules, kept on the
-// interpreter's Starlark threads: np.random's generator.
+// interpreter's Starlark threads: np.random's generator, and the context of
+// the call in progress.
 type State struct {
 	RNG *rand.Rand
+	// Ctx is the context the interpreter's current Exec or Eval was given
+	// (nil between calls); see Context.
+	Ctx context.Context
+}
+
+// Context returns the context of the interpreter call running on thread,
+// for the bindings whose Go calls can run long (RunNet, RunPlan): they pass
+// it on so that cancelling the call stops them. Without one it is
+// context.Background().
+func Context(thread *starlark.Thread) context.Context {
+	if c := StateOf(thread).Ctx; c != nil {
+		return c
+	}
+	return context.Background()
 }
 
 const stateKey = "caffe2go.script.state"
