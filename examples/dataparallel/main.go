@@ -9,16 +9,24 @@
 //	go run ./examples/dataparallel                 # 2 devices, 1 epoch
 //	go run ./examples/dataparallel -devices 4 -epochs 2
 //	go run ./examples/dataparallel -fresh          # ignore earlier checkpoints
+//
+// Ctrl-C (or SIGTERM) stops it after the step in progress: it saves a
+// checkpoint of that step, says where, and exits with status 130, so that
+// the next run resumes with no step lost (a second Ctrl-C exits at once). A
+// checkpoint records the number of devices; resuming with another
+// -devices is refused unless -reshard is given, which continues the step
+// count on the new devices as Caffe2 does (each step then covers devices ×
+// batch examples of the new count).
 package main
 
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"path/filepath"
 	"time"
@@ -26,6 +34,7 @@ import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
+	"github.com/caffe2go/caffe2go/examples/internal/interrupt"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist"
 	"github.com/caffe2go/caffe2go/persist/mnist"
@@ -49,6 +58,7 @@ type config struct {
 	testLimit       int // 0: all test images
 	checkpointEvery int
 	fresh           bool
+	reshard         bool
 }
 
 func main() {
@@ -68,11 +78,16 @@ func main() {
 	flag.IntVar(&c.testLimit, "test-limit", 0, "use only the first n test images (0: all)")
 	flag.IntVar(&c.checkpointEvery, "checkpoint-every", 200, "save a checkpoint every n steps (and at the end)")
 	flag.BoolVar(&c.fresh, "fresh", false, "start from scratch even if the store holds a checkpoint")
+	flag.BoolVar(&c.reshard, "reshard", false, "resume a checkpoint saved with another -devices count")
 	flag.Parse()
-	if _, err := run(os.Stdout, c); err != nil {
-		log.Fatal(err)
-	}
+	ctx := interrupt.Context()
+	_, err := run(ctx, os.Stdout, c)
+	interrupt.Exit(ctx, "dataparallel", err)
 }
+
+// devicesBlob is the blob, saved with every checkpoint, that records the
+// number of devices the checkpoint was trained on.
+const devicesBlob = "dataparallel_example/num_devices"
 
 // result is what a run did.
 type result struct {
@@ -86,8 +101,9 @@ type result struct {
 	testedExamples int
 }
 
-// run trains and evaluates as c says, writing progress to out.
-func run(out io.Writer, c config) (res result, err error) {
+// run trains and evaluates as c says, writing progress to out, until done
+// or ctx ends (then it checkpoints the last finished step).
+func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 	if c.devices < 1 || c.batch < 1 || c.epochs < 1 {
 		return res, fmt.Errorf("devices, batch and epochs must be positive")
 	}
@@ -156,6 +172,9 @@ func run(out io.Writer, c config) (res result, err error) {
 		if err := ws.LoadCheckpoint(id); err != nil {
 			return res, err
 		}
+		if err := checkDevices(out, ws, id, c); err != nil {
+			return res, err
+		}
 		if err := p.FinalizeAfterCheckpoint(); err != nil {
 			return res, err
 		}
@@ -169,14 +188,20 @@ func run(out io.Writer, c config) (res result, err error) {
 	}
 
 	total := c.epochs * loader.BatchesPerEpoch()
+	if err := ws.FeedBlob(devicesBlob, int64(c.devices)); err != nil {
+		return res, err
+	}
+	saved := start
 	save := func(step int) error {
-		if err := ws.SaveCheckpoint(int64(step), p.CheckpointParams(), persist.Iteration(int64(step))); err != nil {
+		blobs := append(p.CheckpointParams(), devicesBlob)
+		if err := ws.SaveCheckpoint(int64(step), blobs, persist.Iteration(int64(step))); err != nil {
 			return err
 		}
 		store, err := ws.Store()
 		if err != nil {
 			return err
 		}
+		saved = step
 		return store.KeepLast(3)
 	}
 	if start >= total {
@@ -187,6 +212,9 @@ func run(out io.Writer, c config) (res result, err error) {
 	}
 	begin := time.Now()
 	for step := start + 1; step <= total; step++ {
+		if ctx.Err() != nil {
+			return res, interrupted(ctx, out, ws, step-1, saved, save)
+		}
 		if step > start+1 {
 			if err := loader.Next(); err != nil {
 				return res, err
@@ -223,11 +251,48 @@ func run(out io.Writer, c config) (res result, err error) {
 		res.imagesPerSec = float64(res.steps*c.devices*c.batch) / elapsed.Seconds()
 		fmt.Fprintf(out, "%d steps in %v: %.0f images/s\n", res.steps, elapsed.Round(time.Millisecond), res.imagesPerSec)
 	}
-	if res.testAccuracy, res.testedExamples, err = evaluate(ws, devType, devices, test); err != nil {
+	if res.testAccuracy, res.testedExamples, err = evaluate(ctx, ws, devType, devices, test); err != nil {
 		return res, err
 	}
 	fmt.Fprintf(out, "test accuracy %.4f on %d images\n", res.testAccuracy, res.testedExamples)
 	return res, nil
+}
+
+// interrupted ends a run whose context is done after step last: it saves a
+// checkpoint of that step unless one exists, says where, and returns the
+// context's error.
+func interrupted(ctx context.Context, out io.Writer, ws *workspace.Workspace, last, saved int, save func(int) error) error {
+	if last > saved {
+		if err := save(last); err != nil {
+			return fmt.Errorf("interrupted after step %d, and its checkpoint failed: %w", last, err)
+		}
+	}
+	dir, err := ws.StoreDir()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "interrupted after step %d: checkpoint %d is in %s; run again to resume\n", last, last, dir)
+	return fmt.Errorf("training stopped after step %d: %w", last, ctx.Err())
+}
+
+// checkDevices refuses to resume checkpoint id, trained on another number
+// of devices, unless c.reshard says to.
+func checkDevices(out io.Writer, ws *workspace.Workspace, id int64, c config) error {
+	t, err := ws.FetchBlob(devicesBlob)
+	if err != nil {
+		return fmt.Errorf("checkpoint %d does not record its number of devices (%w): pass -fresh to start over", id, err)
+	}
+	saved := int(blob.Data[int64](t)[0])
+	switch {
+	case saved == c.devices:
+		return nil
+	case !c.reshard:
+		return fmt.Errorf("checkpoint %d was trained on %d devices, this run asks for %d: a step would cover %d examples instead of %d; pass -devices %d, or -reshard to continue on %d devices, or -fresh to start over",
+			id, saved, c.devices, c.devices*c.batch, saved*c.batch, saved, c.devices)
+	}
+	fmt.Fprintf(out, "resharding checkpoint %d from %d to %d devices: the step count goes on, each step now covers %d examples instead of %d\n",
+		id, saved, c.devices, c.devices*c.batch, saved*c.batch)
+	return nil
 }
 
 // lenet builds Caffe2's MNIST LeNet on the current device: conv 5×5 (20)
@@ -269,7 +334,7 @@ func lenet(m *brew.Model, lossScale float32) ([]string, error) {
 // parameters (which are the same on every device) over the test set and
 // returns the accuracy and the number of examples it covered (whole
 // batches of 100 per device).
-func evaluate(ws *workspace.Workspace, devType netdef.DeviceType, devices []int, test brew.Dataset) (float64, int, error) {
+func evaluate(ctx context.Context, ws *workspace.Workspace, devType netdef.DeviceType, devices []int, test brew.Dataset) (float64, int, error) {
 	m, err := brew.NewModelWith("lenet_test", brew.ModelOptions{NoInitParams: true})
 	if err != nil {
 		return 0, 0, err
@@ -300,7 +365,7 @@ func evaluate(ws *workspace.Workspace, devType netdef.DeviceType, devices []int,
 				return 0, 0, err
 			}
 		}
-		if err := p.RunNet(1); err != nil {
+		if err := p.RunNetContext(ctx, 1); err != nil {
 			return 0, 0, err
 		}
 		acc, err := meanOverDevices(ws, p, "accuracy")

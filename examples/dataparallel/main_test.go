@@ -1,15 +1,22 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
+	"github.com/caffe2go/caffe2go/examples/internal/interrupt"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -31,7 +38,7 @@ func TestTrainAndResume(t *testing.T) {
 		t.Skip("imports MNIST and trains")
 	}
 	c := testConfig(t.TempDir())
-	first, err := run(io.Discard, c)
+	first, err := run(context.Background(), io.Discard, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +52,7 @@ func TestTrainAndResume(t *testing.T) {
 		t.Errorf("test accuracy %v on %d images, want at least 0.5 on 400", first.testAccuracy, first.testedExamples)
 	}
 	c.epochs = 2
-	second, err := run(io.Discard, c)
+	second, err := run(context.Background(), io.Discard, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +141,103 @@ func TestDeviceFlag(t *testing.T) {
 		}
 		c := testConfig(t.TempDir())
 		c.device = tc.device
-		if _, err := run(io.Discard, c); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := run(context.Background(), io.Discard, c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("-device %s: error %v, want one containing %q", tc.device, err, tc.want)
 		}
+	}
+}
+
+// TestInterruptAndResume trains in a child process, sends it SIGINT after
+// step 100, and resumes: the child saves a checkpoint of its last finished
+// step, names it and exits 130; the next run starts right after that step,
+// so no step is lost.
+func TestInterruptAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports MNIST and trains")
+	}
+	c := testConfig(os.Getenv("DATAPARALLEL_INTERRUPT_ROOT"))
+	c.epochs, c.checkpointEvery = 100, 1000 // far longer than the test waits
+	if c.root != "" {
+		ctx := interrupt.Context()
+		_, err := run(ctx, os.Stdout, c)
+		interrupt.Exit(ctx, "dataparallel", err)
+	}
+	c.root = t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptAndResume$")
+	cmd.Env = append(os.Environ(), "DATAPARALLEL_INTERRUPT_ROOT="+c.root)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	var output strings.Builder
+	for lines.Scan() {
+		output.WriteString(lines.Text() + "\n")
+		if strings.HasPrefix(lines.Text(), "step   100") {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != interrupt.ExitCode {
+		t.Fatalf("child: %v, want exit status %d\nstdout:\n%s\nstderr:\n%s", err, interrupt.ExitCode, output.String(), stderr.String())
+	}
+	var last int
+	var dir string
+	for _, l := range strings.Split(output.String(), "\n") {
+		if _, err := fmt.Sscanf(l, "interrupted after step %d: checkpoint %d is in %s", &last, &last, &dir); err == nil {
+			break
+		}
+	}
+	if last < 100 || !strings.HasPrefix(dir, c.root) {
+		t.Fatalf("the child did not report its checkpoint under %s:\n%s", c.root, output.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
+	}
+
+	c.epochs = last/32 + 1 // 32 steps per epoch: a few steps more
+	res, err := run(context.Background(), io.Discard, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.resumedFrom != int64(last) || res.steps != c.epochs*32-last {
+		t.Errorf("resumed from %d and did %d steps; want from %d, the %d steps after it", res.resumedFrom, res.steps, last, c.epochs*32-last)
+	}
+}
+
+// TestResumeOnOtherDevices: a checkpoint of 2 devices does not resume on
+// 4 unless -reshard says so; then the step count goes on.
+func TestResumeOnOtherDevices(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports MNIST and trains")
+	}
+	c := testConfig(t.TempDir())
+	c.trainLimit, c.testLimit = 256, 100
+	if _, err := run(context.Background(), io.Discard, c); err != nil { // 8 steps of 2×16
+		t.Fatal(err)
+	}
+	c.devices, c.epochs = 4, 4 // 4 steps of 4×16 per epoch
+	_, err := run(context.Background(), io.Discard, c)
+	for _, want := range []string{"checkpoint 8 was trained on 2 devices, this run asks for 4", "-reshard"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("resume on 4 devices: error %v, want one saying %q", err, want)
+		}
+	}
+	c.reshard = true
+	var out strings.Builder
+	res, err := run(context.Background(), &out, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.resumedFrom != 8 || res.steps != 8 || !strings.Contains(out.String(), "resharding checkpoint 8 from 2 to 4 devices") {
+		t.Errorf("resharded run: resumed from %d, %d steps; want 8 and 8 (steps 9 to 16)\n%s", res.resumedFrom, res.steps, out.String())
 	}
 }
