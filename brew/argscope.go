@@ -365,14 +365,17 @@ func scopedOptions(h Helper) []Option {
 // sees: the model's arg scope, then the active arg scopes for h (outer to
 // inner), then opts, later sources replacing earlier ones. The helpers of
 // this package use it; a helper of one's own (added with Register) can use
-// it to take part in arg scopes. An unregistered helper or an invalid
-// option is an error.
-func ResolveKwargs(m *Model, h Helper, opts ...Option) (Kwargs, error) {
-	k, err := resolveKwargs(m, h, opts)
-	if err != nil {
-		return Kwargs{}, fmt.Errorf("brew: helper %s: %v", h, err)
-	}
-	return k, nil
+// it to take part in arg scopes. Like the building calls it records its
+// error in the model (see Model.Err): an unregistered helper or an invalid
+// option gives empty Kwargs, and so does a model that has an error.
+func ResolveKwargs(m *Model, h Helper, opts ...Option) Kwargs {
+	return sticky(m, func() (Kwargs, error) {
+		k, err := resolveKwargs(m, h, opts)
+		if err != nil {
+			return Kwargs{}, fmt.Errorf("brew: helper %s: %v", h, err)
+		}
+		return k, nil
+	})
 }
 
 // resolveKwargs is ResolveKwargs with unprefixed errors.
