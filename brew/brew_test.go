@@ -183,6 +183,33 @@ func TestBrewTanh(t *testing.T) {
 	}
 }
 
+// TestBrewLossHelpers checks that Softmax, LabelCrossEntropy and
+// AveragedLoss compute the loss SoftmaxWithLoss fuses, and that their
+// gradients reach the logits.
+func TestBrewLossHelpers(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	m := btModel(t, "loss", "x", "label")
+	logits := brew.FC(m, "x", "logits", 3, 4)
+	_, fused := brew.SoftmaxWithLoss(m, logits, "label", "sm", "fused")
+	xent := brew.LabelCrossEntropy(m, brew.Softmax(m, logits, "probs"), "label", "xent")
+	loss := brew.AveragedLoss(m, xent, "loss")
+	btNoErr(t, m.Err())
+	grads, err := m.AddGradientOperators(loss)
+	btNoErr(t, err)
+	ws := btRun(t, m, map[string]*blob.Tensor{"x": btRand(r, -0.5, 6, 3), "label": blob.MustFromSlice([]int32{0, 3, 1, 2, 3, 0}, 6)})
+	if got := btShape(btFetch(t, ws, xent)); !slices.Equal(got, []int{6}) {
+		t.Errorf("xent shape = %v, want [6]", got)
+	}
+	got, want := blob.Data[float32](btFetch(t, ws, loss))[0], blob.Data[float32](btFetch(t, ws, fused))[0]
+	if want <= 0 || math.Abs(float64(got-want)) > 1e-6 {
+		t.Errorf("AveragedLoss(LabelCrossEntropy(Softmax)) = %v, SoftmaxWithLoss = %v", got, want)
+	}
+	g := blob.Data[float32](btFetch(t, ws, grads["logits_w"].Dense))
+	if !slices.ContainsFunc(g, func(v float32) bool { return v != 0 }) {
+		t.Errorf("logits_w gradient %v is zero", g)
+	}
+}
+
 func TestBrewValidate(t *testing.T) {
 	m := brew.NewModel("test_model")
 	m.AddParameter("aaa")

@@ -31,6 +31,10 @@
 // report each call's error and go on (the Starlark bindings of package
 // script) take it with Model.TakeErr, which clears it.
 //
+// The losses are helpers too: SoftmaxWithLoss, or LabelCrossEntropy and
+// AveragedLoss after a Softmax, as Caffe2 users call model.SoftmaxWithLoss
+// or model.LabelCrossEntropy and model.AveragedLoss.
+//
 // Options are Caffe2's keyword arguments. Those a helper reads itself
 // (WeightInit, BiasInit, Group, NoBias, Order, IsTest, …) change what it
 // builds; the others become arguments of the operator it emits, after the
@@ -88,8 +92,9 @@
 //     bias lists).
 //   - Orders Caffe2 leaves to Python sets are fixed: ExtractPredictorNet
 //     lists inputs and outputs in the given order, then in operator order.
-//   - Sigmoid, LeakyRelu and SoftmaxWithLoss are helpers here; in Caffe2
-//     they are plain operators.
+//   - Sigmoid, LeakyRelu, SoftmaxWithLoss, LabelCrossEntropy and
+//     AveragedLoss are helpers here; in Caffe2 they are plain operators
+//     (model.SoftmaxWithLoss, …).
 //   - Building calls report errors through Model.Err instead of raising
 //     an exception at the call.
 package brew

@@ -104,6 +104,14 @@ func TestHelperErrors(t *testing.T) {
 			m.Op("NoSuchOp", names("x"), names("y"))
 			return m.Err()
 		}, []string{"NoSuchOp is not a registered operator"}},
+		{"LabelCrossEntropy on unknown labels", func(m *brew.Model) error {
+			brew.LabelCrossEntropy(m, "x", "labels", "xent")
+			return m.Err()
+		}, []string{`LabelCrossEntropy("xent")`, `"labels"`}},
+		{"AveragedLoss on an unknown blob", func(m *brew.Model) error {
+			brew.AveragedLoss(m, "xent", "loss")
+			return m.Err()
+		}, []string{`AveragedLoss("loss")`, `"xent"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -193,6 +193,17 @@ func TestHelpers(t *testing.T) {
 			wantNet: []*netdef.OperatorDef{op("SoftmaxWithLoss", names("x", "label"), names("sm", "loss"), nchw)},
 		},
 		{
+			name: "LabelCrossEntropy and AveragedLoss",
+			build: func(m *brew.Model) string {
+				return brew.AveragedLoss(m, brew.LabelCrossEntropy(m, "x", "label", "xent"), "loss")
+			},
+			wantOut: "loss",
+			wantNet: []*netdef.OperatorDef{
+				op("LabelCrossEntropy", names("x", "label"), names("xent"), nchw),
+				op("AveragedLoss", names("xent"), names("loss"), nchw),
+			},
+		},
+		{
 			name:    "MaxPool",
 			build:   func(m *brew.Model) string { return brew.MaxPool(m, "x", "mp", brew.Kernel(2), brew.Stride(2)) },
 			wantOut: "mp",
@@ -386,10 +397,12 @@ func TestHelperScopes(t *testing.T) {
 
 // TestHelperAutoNames checks Caffe2's automatic output names.
 func TestHelperAutoNames(t *testing.T) {
-	m := btModel(t, "auto", "x")
+	m := btModel(t, "auto", "x", "label")
 	net := m.Net.Name()
 	fc := brew.FC(m, "x", "", 2, 2)
 	sm := brew.Softmax(m, fc, "")
+	xent := brew.LabelCrossEntropy(m, sm, "label", "")
+	loss := brew.AveragedLoss(m, xent, "")
 	btNoErr(t, m.Err())
 	if want := net + "_blob_0"; fc != want {
 		t.Errorf("FC output = %q, want %q", fc, want)
@@ -399,5 +412,11 @@ func TestHelperAutoNames(t *testing.T) {
 	}
 	if want := net + "/Softmax"; sm != want {
 		t.Errorf("Softmax output = %q, want %q", sm, want)
+	}
+	if want := net + "/LabelCrossEntropy"; xent != want {
+		t.Errorf("LabelCrossEntropy output = %q, want %q", xent, want)
+	}
+	if want := net + "/AveragedLoss"; loss != want {
+		t.Errorf("AveragedLoss output = %q, want %q", loss, want)
 	}
 }

@@ -91,3 +91,32 @@ func SoftmaxWithLoss(m *Model, logits, labels, softmax, loss string, opts ...Opt
 	})
 	return outs[0], outs[1]
 }
+
+// LabelCrossEntropy adds LabelCrossEntropy([predictions, labels]) → out:
+// the cross entropy −log(predictions[i, labels[i]]) of each example, from
+// probabilities (a Softmax's output) and int32 class labels. The options
+// become the operator's arguments. Caffe2 has no brew helper for it (users
+// call model.LabelCrossEntropy); an empty out gets the name
+// NextName("LabelCrossEntropy").
+func LabelCrossEntropy(m *Model, predictions, labels, out string, opts ...Option) string {
+	return sticky(m, func() (string, error) {
+		c, err := m.begin(HelperLabelCrossEntropy, "LabelCrossEntropy", out, "LabelCrossEntropy", opts)
+		if err != nil {
+			return "", err
+		}
+		ins, err := c.inputs([]string{predictions, labels})
+		if err != nil {
+			return "", err
+		}
+		c.emit(m.Net, "LabelCrossEntropy", ins, []string{c.out}, c.rest())
+		return c.out, nil
+	})
+}
+
+// AveragedLoss adds AveragedLoss(in) → out, the mean of in's elements as a
+// scalar loss, with the options as arguments. Caffe2 has no brew helper
+// for it (users call model.AveragedLoss); an empty out gets the name
+// NextName("AveragedLoss").
+func AveragedLoss(m *Model, in, out string, opts ...Option) string {
+	return m.unary(HelperAveragedLoss, "AveragedLoss", "AveragedLoss", in, out, false, opts)
+}
