@@ -17,28 +17,30 @@ type Helper string
 
 // The registered names of this package's helpers.
 const (
-	HelperFC              Helper = "fc"
-	HelperConv            Helper = "conv"
-	HelperConvTranspose   Helper = "conv_transpose"
-	HelperRelu            Helper = "relu"
-	HelperLeakyRelu       Helper = "leaky_relu"
-	HelperPRelu           Helper = "prelu"
-	HelperTanh            Helper = "tanh"
-	HelperSigmoid         Helper = "sigmoid"
-	HelperSoftmax         Helper = "softmax"
-	HelperSoftmaxWithLoss Helper = "softmax_with_loss"
-	HelperMaxPool         Helper = "max_pool"
-	HelperAveragePool     Helper = "average_pool"
-	HelperSpatialBN       Helper = "spatial_bn"
-	HelperDropout         Helper = "dropout"
-	HelperLRN             Helper = "lrn"
-	HelperConcat          Helper = "concat"
-	HelperDepthConcat     Helper = "depth_concat"
-	HelperSum             Helper = "sum"
-	HelperTranspose       Helper = "transpose"
-	HelperIter            Helper = "iter"
-	HelperAccuracy        Helper = "accuracy"
-	HelperDBInput         Helper = "db_input"
+	HelperFC                Helper = "fc"
+	HelperConv              Helper = "conv"
+	HelperConvTranspose     Helper = "conv_transpose"
+	HelperRelu              Helper = "relu"
+	HelperLeakyRelu         Helper = "leaky_relu"
+	HelperPRelu             Helper = "prelu"
+	HelperTanh              Helper = "tanh"
+	HelperSigmoid           Helper = "sigmoid"
+	HelperSoftmax           Helper = "softmax"
+	HelperSoftmaxWithLoss   Helper = "softmax_with_loss"
+	HelperLabelCrossEntropy Helper = "label_cross_entropy"
+	HelperAveragedLoss      Helper = "averaged_loss"
+	HelperMaxPool           Helper = "max_pool"
+	HelperAveragePool       Helper = "average_pool"
+	HelperSpatialBN         Helper = "spatial_bn"
+	HelperDropout           Helper = "dropout"
+	HelperLRN               Helper = "lrn"
+	HelperConcat            Helper = "concat"
+	HelperDepthConcat       Helper = "depth_concat"
+	HelperSum               Helper = "sum"
+	HelperTranspose         Helper = "transpose"
+	HelperIter              Helper = "iter"
+	HelperAccuracy          Helper = "accuracy"
+	HelperDBInput           Helper = "db_input"
 )
 
 var registry = struct {
@@ -51,6 +53,7 @@ var registry = struct {
 	HelperAveragePool: true, HelperSpatialBN: true, HelperDropout: true, HelperLRN: true,
 	HelperConcat: true, HelperDepthConcat: true, HelperSum: true, HelperTranspose: true,
 	HelperIter: true, HelperAccuracy: true, HelperDBInput: true,
+	HelperLabelCrossEntropy: true, HelperAveragedLoss: true,
 }}
 
 // Register adds a helper name, so that arg scopes may name it and
@@ -365,14 +368,17 @@ func scopedOptions(h Helper) []Option {
 // sees: the model's arg scope, then the active arg scopes for h (outer to
 // inner), then opts, later sources replacing earlier ones. The helpers of
 // this package use it; a helper of one's own (added with Register) can use
-// it to take part in arg scopes. An unregistered helper or an invalid
-// option is an error.
-func ResolveKwargs(m *Model, h Helper, opts ...Option) (Kwargs, error) {
-	k, err := resolveKwargs(m, h, opts)
-	if err != nil {
-		return Kwargs{}, fmt.Errorf("brew: helper %s: %v", h, err)
-	}
-	return k, nil
+// it to take part in arg scopes. Like the building calls it records its
+// error in the model (see Model.Err): an unregistered helper or an invalid
+// option gives empty Kwargs, and so does a model that has an error.
+func ResolveKwargs(m *Model, h Helper, opts ...Option) Kwargs {
+	return sticky(m, func() (Kwargs, error) {
+		k, err := resolveKwargs(m, h, opts)
+		if err != nil {
+			return Kwargs{}, fmt.Errorf("brew: helper %s: %v", h, err)
+		}
+		return k, nil
+	})
 }
 
 // resolveKwargs is ResolveKwargs with unprefixed errors.

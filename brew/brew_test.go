@@ -68,7 +68,8 @@ func btRand(r *rand.Rand, shift float32, shape ...int) *blob.Tensor {
 func btModel(t testing.TB, name string, inputs ...string) *brew.Model {
 	t.Helper()
 	m := brew.NewModel(name)
-	btNoErr(t, m.AddExternalInputs(inputs...))
+	m.AddExternalInputs(inputs...)
+	btNoErr(t, m.Err())
 	return m
 }
 
@@ -102,24 +103,21 @@ func btShape(x *blob.Tensor) []int {
 }
 
 // myhelper and myhelper2 are brew_test.py's helpers: they return their
-// keyword argument val, -1 by default.
-func myhelper(m *brew.Model, opts ...brew.Option) (int64, error) {
+// keyword argument val, -1 by default. Like brew's helpers they record
+// their error in the model.
+func myhelper(m *brew.Model, opts ...brew.Option) int64 {
 	return btValHelper(m, "myhelper", opts)
 }
 
-func myhelper2(m *brew.Model, opts ...brew.Option) (int64, error) {
+func myhelper2(m *brew.Model, opts ...brew.Option) int64 {
 	return btValHelper(m, "myhelper2", opts)
 }
 
-func btValHelper(m *brew.Model, h brew.Helper, opts []brew.Option) (int64, error) {
-	k, err := brew.ResolveKwargs(m, h, opts...)
-	if err != nil {
-		return 0, err
+func btValHelper(m *brew.Model, h brew.Helper, opts []brew.Option) int64 {
+	if a := brew.ResolveKwargs(m, h, opts...).Arg("val"); a != nil {
+		return a.GetI()
 	}
-	if a := k.Arg("val"); a != nil {
-		return a.GetI(), nil
-	}
-	return -1, nil
+	return -1
 }
 
 func val(v int64) brew.Option { return brew.Arg(netdef.ArgInt("val", v)) }
@@ -138,8 +136,8 @@ func btRegister(t testing.TB) {
 func TestBrewDropout(t *testing.T) {
 	const p = 0.2
 	m := btModel(t, "test_model", "x")
-	_, err := brew.Dropout(m, "x", "out", brew.IsTest(false))
-	btNoErr(t, err)
+	brew.Dropout(m, "x", "out", brew.IsTest(false))
+	btNoErr(t, m.Err())
 	ws := btRun(t, m, map[string]*blob.Tensor{"x": btFilled(1-p, 100, 100)})
 	if got := btMean(btFetch(t, ws, "out")); math.Abs(got-(1-p)) >= 0.05 {
 		t.Errorf("mean of dropout output = %v, want within 0.05 of %v", got, 1-p)
@@ -149,8 +147,8 @@ func TestBrewDropout(t *testing.T) {
 func TestBrewFC(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	m := btModel(t, "test_model", "x")
-	out, err := brew.FC(m, "x", "out_1", 15, 15)
-	btNoErr(t, err)
+	out := brew.FC(m, "x", "out_1", 15, 15)
+	btNoErr(t, m.Err())
 	btValid(t, m)
 	ws := btRun(t, m, map[string]*blob.Tensor{"x": btRand(r, -0.5, 15, 15)})
 	if got := btShape(btFetch(t, ws, out)); !slices.Equal(got, []int{15, 15}) {
@@ -160,10 +158,9 @@ func TestBrewFC(t *testing.T) {
 
 func TestBrewRelu(t *testing.T) {
 	m := btModel(t, "test_model", "xpos", "xneg")
-	_, err := brew.Relu(m, "xpos", "out_xpos")
-	btNoErr(t, err)
-	_, err = brew.Relu(m, "xneg", "out_xneg")
-	btNoErr(t, err)
+	brew.Relu(m, "xpos", "out_xpos")
+	brew.Relu(m, "xneg", "out_xneg")
+	btNoErr(t, m.Err())
 	btValid(t, m)
 	ws := btRun(t, m, map[string]*blob.Tensor{"xpos": btFilled(0.5, 5, 5), "xneg": btFilled(-0.5, 5, 5)})
 	for _, c := range []struct {
@@ -178,11 +175,38 @@ func TestBrewRelu(t *testing.T) {
 
 func TestBrewTanh(t *testing.T) {
 	m := btModel(t, "test_model", "x")
-	_, err := brew.Tanh(m, "x", "out_tanh")
-	btNoErr(t, err)
+	brew.Tanh(m, "x", "out_tanh")
+	btNoErr(t, m.Err())
 	ws := btRun(t, m, map[string]*blob.Tensor{"x": btFilled(0.5, 5, 5)})
 	if got := btMean(btFetch(t, ws, "out_tanh")); math.Abs(got-math.Tanh(0.5)) > 5e-6 {
 		t.Errorf("mean of tanh output = %v, want %v", got, math.Tanh(0.5))
+	}
+}
+
+// TestBrewLossHelpers checks that Softmax, LabelCrossEntropy and
+// AveragedLoss compute the loss SoftmaxWithLoss fuses, and that their
+// gradients reach the logits.
+func TestBrewLossHelpers(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	m := btModel(t, "loss", "x", "label")
+	logits := brew.FC(m, "x", "logits", 3, 4)
+	_, fused := brew.SoftmaxWithLoss(m, logits, "label", "sm", "fused")
+	xent := brew.LabelCrossEntropy(m, brew.Softmax(m, logits, "probs"), "label", "xent")
+	loss := brew.AveragedLoss(m, xent, "loss")
+	btNoErr(t, m.Err())
+	grads, err := m.AddGradientOperators(loss)
+	btNoErr(t, err)
+	ws := btRun(t, m, map[string]*blob.Tensor{"x": btRand(r, -0.5, 6, 3), "label": blob.MustFromSlice([]int32{0, 3, 1, 2, 3, 0}, 6)})
+	if got := btShape(btFetch(t, ws, xent)); !slices.Equal(got, []int{6}) {
+		t.Errorf("xent shape = %v, want [6]", got)
+	}
+	got, want := blob.Data[float32](btFetch(t, ws, loss))[0], blob.Data[float32](btFetch(t, ws, fused))[0]
+	if want <= 0 || math.Abs(float64(got-want)) > 1e-6 {
+		t.Errorf("AveragedLoss(LabelCrossEntropy(Softmax)) = %v, SoftmaxWithLoss = %v", got, want)
+	}
+	g := blob.Data[float32](btFetch(t, ws, grads["logits_w"].Dense))
+	if !slices.ContainsFunc(g, func(v float32) bool { return v != 0 }) {
+		t.Errorf("logits_w gradient %v is zero", g)
 	}
 }
 
@@ -205,26 +229,21 @@ func TestBrewArgScope(t *testing.T) {
 	m := brew.NewModel("test_model")
 	const n = 15
 	btNoErr(t, brew.WithArgScope([]brew.Helper{"myhelper"}, []brew.Option{val(n)}, func() error {
-		res, err := myhelper(m)
-		if err == nil && res != n {
+		if res := myhelper(m); res != n {
 			t.Errorf("myhelper in arg scope = %d, want %d", res, n)
 		}
-		return err
+		return m.Err()
 	}))
 	btNoErr(t, brew.WithArgScope([]brew.Helper{"myhelper", "myhelper2"}, []brew.Option{val(n)}, func() error {
-		res1, err := myhelper(m)
-		if err != nil {
-			return err
-		}
-		res2, err := myhelper2(m)
-		if res1 != n || res2 != n {
+		if res1, res2 := myhelper(m), myhelper2(m); res1 != n || res2 != n {
 			t.Errorf("helpers in arg scope = [%d %d], want [%d %d]", res1, res2, n, n)
 		}
-		return err
+		return m.Err()
 	}))
-	if res, _ := myhelper(m); res != -1 {
+	if res := myhelper(m); res != -1 {
 		t.Errorf("myhelper after the arg scopes = %d, want -1", res)
 	}
+	btNoErr(t, m.Err())
 }
 
 func TestBrewArgScopeSingle(t *testing.T) {
@@ -232,8 +251,8 @@ func TestBrewArgScopeSingle(t *testing.T) {
 	m := btModel(t, "test_model", "x")
 	scope := []brew.Option{brew.Stride(2), brew.Pad(2), brew.WeightInit(brew.Init("XavierFill")), brew.BiasInit(brew.Init("ConstantFill"))}
 	btNoErr(t, brew.WithArgScope([]brew.Helper{brew.HelperConv}, scope, func() error {
-		_, err := brew.Conv(m, "x", "out", 3, 64, 3)
-		return err
+		brew.Conv(m, "x", "out", 3, 64, 3)
+		return m.Err()
 	}))
 	btValid(t, m)
 	ws := btRun(t, m, map[string]*blob.Tensor{"x": btRand(r, -0.5, 64, 3, 32, 32)})
@@ -248,8 +267,8 @@ func TestBrewArgScopeNested(t *testing.T) {
 	const n = 16
 	check := func(what string, want int64, opts ...brew.Option) {
 		t.Helper()
-		res, err := myhelper(m, opts...)
-		btNoErr(t, err)
+		res := myhelper(m, opts...)
+		btNoErr(t, m.Err())
 		if res != want {
 			t.Errorf("%s: myhelper = %d, want %d", what, res, want)
 		}
@@ -293,11 +312,12 @@ func TestBrewModelHelperArgScope(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	m, err := brew.NewModelWith("test_model", brew.ModelOptions{ArgScope: []brew.Option{brew.Order("NHWC")}})
 	btNoErr(t, err)
-	btNoErr(t, m.AddExternalInputs("x"))
+	m.AddExternalInputs("x")
+	btNoErr(t, m.Err())
 	scope := []brew.Option{brew.Stride(2), brew.Pad(2), brew.WeightInit(brew.Init("XavierFill")), brew.BiasInit(brew.Init("ConstantFill"))}
 	btNoErr(t, brew.WithArgScope([]brew.Helper{brew.HelperConv}, scope, func() error {
-		_, err := brew.Conv(m, "x", "out", 3, 64, 0, brew.KernelHW(8, 3))
-		return err
+		brew.Conv(m, "x", "out", 3, 64, 0, brew.KernelHW(8, 3))
+		return m.Err()
 	}))
 	if got := m.ParamInfo("out_w").Shape; !slices.Equal(got, []int64{64, 8, 3, 3}) {
 		t.Errorf("NHWC filter shape = %v, want [64 8 3 3]", got)
@@ -354,17 +374,17 @@ func TestBrewGetParams(t *testing.T) {
 
 func TestBrewParamConsistence(t *testing.T) {
 	m := btModel(t, "test_mode", "data")
-	cnv, err := brew.Conv(m, "data", "cnv", 32, 32, 4)
-	btNoErr(t, err)
+	cnv := brew.Conv(m, "data", "cnv", 32, 32, 4)
+	btNoErr(t, m.Err())
 	step, err := brew.NewModelWith("step_model", brew.ModelOptions{ParamModel: m})
 	btNoErr(t, err)
-	btNoErr(t, step.AddExternalInputs(cnv))
-	a, err := brew.FC(step, cnv, "a", 100, 200)
-	btNoErr(t, err)
+	step.AddExternalInputs(cnv)
+	a := brew.FC(step, cnv, "a", 100, 200)
+	btNoErr(t, step.Err())
 	// "a" is computed by the step model's net; the model reads it as fed.
-	btNoErr(t, m.AddExternalInputs(a))
-	_, err = brew.FC(m, a, "b", 200, 5)
-	btNoErr(t, err)
+	m.AddExternalInputs(a)
+	brew.FC(m, a, "b", 200, 5)
+	btNoErr(t, m.Err())
 	want := []string{"cnv_w", "cnv_b", "a_w", "a_b", "b_w", "b_b"}
 	for _, mm := range []*brew.Model{m, step} {
 		if got := mm.AllParamsIn(""); !slices.Equal(got, want) {

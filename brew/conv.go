@@ -14,7 +14,7 @@ import "github.com/caffe2go/caffe2go/netdef"
 // it (kernel may then be 0). Group, Order, NoBias, WeightInit and
 // BiasInit are read by the helper. dimIn must be divisible by the group.
 // It returns the output's full name; an empty out gets an automatic name.
-func Conv(m *Model, in, out string, dimIn, dimOut, kernel int, opts ...Option) (string, error) {
+func Conv(m *Model, in, out string, dimIn, dimOut, kernel int, opts ...Option) string {
 	return m.convLike(HelperConv, "Conv", in, out, dimIn, dimOut, kernel, opts)
 }
 
@@ -26,69 +26,71 @@ func Conv(m *Model, in, out string, dimIn, dimOut, kernel int, opts ...Option) (
 // out with arguments kernel (or kernel_h and kernel_w), order and the
 // remaining options (Stride, Pad, adj, …). Options are read as by Conv,
 // except that group is passed through to the operator.
-func ConvTranspose(m *Model, in, out string, dimIn, dimOut, kernel int, opts ...Option) (string, error) {
+func ConvTranspose(m *Model, in, out string, dimIn, dimOut, kernel int, opts ...Option) string {
 	return m.convLike(HelperConvTranspose, "ConvTranspose", in, out, dimIn, dimOut, kernel, opts)
 }
 
-func (m *Model) convLike(h Helper, typ, in, out string, dimIn, dimOut, kernel int, opts []Option) (string, error) {
-	c, err := m.begin(h, typ, out, "", opts)
-	if err != nil {
-		return "", err
-	}
-	if err := c.positive([]string{"dim_in", "dim_out"}, dimIn, dimOut); err != nil {
-		return "", err
-	}
-	x, err := c.input(in)
-	if err != nil {
-		return "", err
-	}
-	kh, kw, kernelArgs, err := c.kernel(kernel)
-	if err != nil {
-		return "", err
-	}
-	order, orderArg, err := c.order()
-	if err != nil {
-		return "", err
-	}
-	noBias := c.kw.pop("no_bias").GetI() != 0
-	group := int64(1)
-	if h == HelperConv {
-		if group, err = c.kw.popInt("group", 1); err != nil {
-			return "", c.errorf("%v", err)
-		}
-		if group < 1 || int64(dimIn)%group != 0 {
-			return "", c.errorf("group must be a positive divisor of dim_in %d, got %d", dimIn, group)
-		}
-	}
-	var shape []int64
-	switch {
-	case h == HelperConv && order == "NCHW":
-		shape = []int64{int64(dimOut), int64(dimIn) / group, kh, kw}
-	case h == HelperConv:
-		shape = []int64{int64(dimOut), kh, kw, int64(dimIn) / group}
-	case order == "NCHW":
-		shape = []int64{int64(dimIn), int64(dimOut), kh, kw}
-	default:
-		shape = []int64{int64(dimIn), kh, kw, int64(dimOut)}
-	}
-	w, err := c.param("_w", shape, keyWeightInit, Init("XavierFill"), Weight)
-	if err != nil {
-		return "", err
-	}
-	ins := []string{x, w}
-	if !noBias {
-		b, err := c.param("_b", []int64{int64(dimOut)}, keyBiasInit, Init("ConstantFill"), Bias)
+func (m *Model) convLike(h Helper, typ, in, out string, dimIn, dimOut, kernel int, opts []Option) string {
+	return sticky(m, func() (string, error) {
+		c, err := m.begin(h, typ, out, "", opts)
 		if err != nil {
 			return "", err
 		}
-		ins = append(ins, b)
-	}
-	args := append(append(kernelArgs, orderArg), c.rest()...)
-	if group != 1 {
-		args = append(args, netdef.ArgInt("group", group))
-	}
-	c.emit(m.Net, typ, ins, []string{c.out}, args)
-	return c.out, nil
+		if err := c.positive([]string{"dim_in", "dim_out"}, dimIn, dimOut); err != nil {
+			return "", err
+		}
+		x, err := c.input(in)
+		if err != nil {
+			return "", err
+		}
+		kh, kw, kernelArgs, err := c.kernel(kernel)
+		if err != nil {
+			return "", err
+		}
+		order, orderArg, err := c.order()
+		if err != nil {
+			return "", err
+		}
+		noBias := c.kw.pop("no_bias").GetI() != 0
+		group := int64(1)
+		if h == HelperConv {
+			if group, err = c.kw.popInt("group", 1); err != nil {
+				return "", c.errorf("%v", err)
+			}
+			if group < 1 || int64(dimIn)%group != 0 {
+				return "", c.errorf("group must be a positive divisor of dim_in %d, got %d", dimIn, group)
+			}
+		}
+		var shape []int64
+		switch {
+		case h == HelperConv && order == "NCHW":
+			shape = []int64{int64(dimOut), int64(dimIn) / group, kh, kw}
+		case h == HelperConv:
+			shape = []int64{int64(dimOut), kh, kw, int64(dimIn) / group}
+		case order == "NCHW":
+			shape = []int64{int64(dimIn), int64(dimOut), kh, kw}
+		default:
+			shape = []int64{int64(dimIn), kh, kw, int64(dimOut)}
+		}
+		w, err := c.param("_w", shape, keyWeightInit, Init("XavierFill"), Weight)
+		if err != nil {
+			return "", err
+		}
+		ins := []string{x, w}
+		if !noBias {
+			b, err := c.param("_b", []int64{int64(dimOut)}, keyBiasInit, Init("ConstantFill"), Bias)
+			if err != nil {
+				return "", err
+			}
+			ins = append(ins, b)
+		}
+		args := append(append(kernelArgs, orderArg), c.rest()...)
+		if group != 1 {
+			args = append(args, netdef.ArgInt("group", group))
+		}
+		c.emit(m.Net, typ, ins, []string{c.out}, args)
+		return c.out, nil
+	})
 }
 
 // kernel removes the kernel options and returns the kernel size with the

@@ -28,10 +28,9 @@ func TestDBInputRuns(t *testing.T) {
 	btNoErr(t, err)
 
 	m := brew.NewModel("dbinput")
-	outs, err := brew.DBInput(m, names("data", "label"), 2, "train.minidb", "minidb")
-	btNoErr(t, err)
-	_, err = brew.FC(m, outs[0], "fc", 2, 3)
-	btNoErr(t, err)
+	outs := brew.DBInput(m, names("data", "label"), 2, "train.minidb", "minidb")
+	brew.FC(m, outs[0], "fc", 2, 3)
+	btNoErr(t, m.Err())
 
 	ws := workspace.New(root)
 	btNoErr(t, ws.RunNetOnce(m.InitNet))

@@ -8,14 +8,32 @@
 //
 // Each Caffe2 helper is a Go function taking the model, the blob names,
 // the required sizes and then options, and returning the full name of its
-// output and an error:
+// output. A model records the first error of the calls that build it, as
+// bufio.Scanner does: once a helper fails, the later ones add nothing and
+// return "", and Model.Err reports the failure, naming the helper, its
+// output and the blob or size at fault. So a model is built in a row of
+// calls and checked once:
 //
 //	m := brew.NewModel("lenet")
-//	if err := m.AddExternalInputs("data", "label"); err != nil { … }
-//	conv1, err := brew.Conv(m, "data", "conv1", 1, 20, 5)
-//	pool1, err := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
-//	fc2, err := brew.FC(m, pool1, "fc2", 20*12*12, 500,
-//		brew.WeightInit(brew.Init("ConstantFill", netdef.ArgFloat("value", 1))))
+//	m.AddExternalInputs("data", "label")
+//	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
+//	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
+//	fc2 := brew.Relu(m, brew.FC(m, pool1, "fc2", 20*12*12, 500), "fc2")
+//	_, loss := brew.SoftmaxWithLoss(m, brew.FC(m, fc2, "pred", 500, 10), "label", "softmax", "loss")
+//	if err := m.Err(); err != nil { … }
+//
+// Model.Op, Model.CreateParam, Model.AddExternalInputs and ResolveKwargs
+// record their errors the same way, so helpers of one's own built on them
+// behave like this package's. The steps that consume a model, AddGradientOperators
+// and the optimizer builders (Build, BuildSGD, …, AddWeightDecay,
+// Optimizer.Apply), return Err before doing anything, so checking their
+// error also checks the building before them. Interactive front-ends that
+// report each call's error and go on (the Starlark bindings of package
+// script) take it with Model.TakeErr, which clears it.
+//
+// The losses are helpers too: SoftmaxWithLoss, or LabelCrossEntropy and
+// AveragedLoss after a Softmax, as Caffe2 users call model.SoftmaxWithLoss
+// or model.LabelCrossEntropy and model.AveragedLoss.
 //
 // Options are Caffe2's keyword arguments. Those a helper reads itself
 // (WeightInit, BiasInit, Group, NoBias, Order, IsTest, …) change what it
@@ -74,6 +92,9 @@
 //     bias lists).
 //   - Orders Caffe2 leaves to Python sets are fixed: ExtractPredictorNet
 //     lists inputs and outputs in the given order, then in operator order.
-//   - Sigmoid, LeakyRelu and SoftmaxWithLoss are helpers here; in Caffe2
-//     they are plain operators.
+//   - Sigmoid, LeakyRelu, SoftmaxWithLoss, LabelCrossEntropy and
+//     AveragedLoss are helpers here; in Caffe2 they are plain operators
+//     (model.SoftmaxWithLoss, …).
+//   - Building calls report errors through Model.Err instead of raising
+//     an exception at the call.
 package brew

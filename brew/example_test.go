@@ -38,20 +38,12 @@ func describe(title string, n *netdef.Net) {
 // names the helpers return.
 func ExampleFC() {
 	m := brew.NewModel("example_fc")
-	if err := m.AddExternalInputs("data"); err != nil {
-		log.Fatal(err)
-	}
-	hidden, err := brew.FC(m, "data", "fc1", 784, 500)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := brew.Relu(m, hidden, hidden); err != nil {
-		log.Fatal(err)
-	}
-	pred, err := brew.FC(m, hidden, "pred", 500, 10,
+	m.AddExternalInputs("data")
+	hidden := brew.Relu(m, brew.FC(m, "data", "fc1", 784, 500), "fc1")
+	pred := brew.FC(m, hidden, "pred", 500, 10,
 		brew.WeightInit(brew.Init("ConstantFill", netdef.ArgFloat("value", 1))),
 		brew.Axis(1))
-	if err != nil {
+	if err := m.Err(); err != nil {
 		log.Fatal(err)
 	}
 	describe("init", m.InitNet)
@@ -79,18 +71,12 @@ func ExampleWithArgScope() {
 	m := brew.NewModel("example_arg_scope")
 	scope := []brew.Option{brew.Stride(2), brew.Pad(1), brew.WeightInit(brew.Init("MSRAFill"))}
 	err := brew.WithArgScope([]brew.Helper{brew.HelperConv}, scope, func() error {
-		var err error
 		devicescope.NameScope("block", func() {
-			if err = m.AddExternalInputs("data"); err != nil {
-				return
-			}
-			var c string
-			if c, err = brew.Conv(m, "data", "conv1", 3, 16, 3); err != nil {
-				return
-			}
-			_, err = brew.Conv(m, c, "conv2", 16, 16, 3, brew.Stride(1), brew.NoBias())
+			m.AddExternalInputs("data")
+			c := brew.Conv(m, "data", "conv1", 3, 16, 3)
+			brew.Conv(m, c, "conv2", 16, 16, 3, brew.Stride(1), brew.NoBias())
 		})
-		return err
+		return m.Err()
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -22,26 +22,14 @@ import (
 func lenet(t testing.TB, fc3In int) *brew.Model {
 	t.Helper()
 	m := btModel(t, "lenet", "data", "label")
-	steps := []func(string) (string, error){
-		func(in string) (string, error) { return brew.Conv(m, in, "conv1", 1, 20, 5) },
-		func(in string) (string, error) { return brew.MaxPool(m, in, "pool1", brew.Kernel(2), brew.Stride(2)) },
-		func(in string) (string, error) { return brew.Conv(m, in, "conv2", 20, 50, 5) },
-		func(in string) (string, error) { return brew.MaxPool(m, in, "pool2", brew.Kernel(2), brew.Stride(2)) },
-		func(in string) (string, error) { return brew.FC(m, in, "fc3", fc3In, 500) },
-		func(in string) (string, error) { return brew.Relu(m, in, in) },
-		func(in string) (string, error) { return brew.FC(m, in, "pred", 500, 10) },
-		func(in string) (string, error) {
-			sm, _, err := brew.SoftmaxWithLoss(m, in, "label", "softmax", "loss")
-			return sm, err
-		},
-		func(in string) (string, error) { return brew.Accuracy(m, in, "label", "accuracy") },
-	}
-	cur := "data"
-	for _, step := range steps {
-		var err error
-		cur, err = step(cur)
-		btNoErr(t, err)
-	}
+	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
+	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
+	conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
+	pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
+	fc3 := brew.Relu(m, brew.FC(m, pool2, "fc3", fc3In, 500), "fc3")
+	softmax, _ := brew.SoftmaxWithLoss(m, brew.FC(m, fc3, "pred", 500, 10), "label", "softmax", "loss")
+	brew.Accuracy(m, softmax, "label", "accuracy")
+	btNoErr(t, m.Err())
 	return m
 }
 

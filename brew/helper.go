@@ -90,7 +90,7 @@ func (c *call) derived(prefix, suffix string) string {
 // param creates the parameter c.out+suffix with the initializer under
 // key (def when there is none).
 func (c *call) param(suffix string, shape []int64, key string, def Initializer, tags ...Tag) (string, error) {
-	p, err := c.m.CreateParam(c.out+suffix, shape, c.kw.initOr(key, def), tags...)
+	p, err := c.m.createParam(c.out+suffix, shape, c.kw.initOr(key, def), tags)
 	if err != nil {
 		return "", c.errorf("%v", err)
 	}
@@ -134,24 +134,27 @@ func (c *call) positive(names []string, values ...int) error {
 }
 
 // unary emits typ(in) → out with leading args first, then the remaining
-// keyword arguments: the shape of the activation and pooling helpers.
-func (m *Model) unary(h Helper, name, typ, in, out string, withOrder bool, opts []Option) (string, error) {
-	c, err := m.begin(h, name, out, typ, opts)
-	if err != nil {
-		return "", err
-	}
-	x, err := c.input(in)
-	if err != nil {
-		return "", err
-	}
-	var args []*netdef.Argument
-	if withOrder {
-		_, a, err := c.order()
+// keyword arguments: the shape of the activation and pooling helpers. It
+// is a building call (see Model.Err).
+func (m *Model) unary(h Helper, name, typ, in, out string, withOrder bool, opts []Option) string {
+	return sticky(m, func() (string, error) {
+		c, err := m.begin(h, name, out, typ, opts)
 		if err != nil {
 			return "", err
 		}
-		args = append(args, a)
-	}
-	c.emit(m.Net, typ, []string{x}, []string{c.out}, append(args, c.rest()...))
-	return c.out, nil
+		x, err := c.input(in)
+		if err != nil {
+			return "", err
+		}
+		var args []*netdef.Argument
+		if withOrder {
+			_, a, err := c.order()
+			if err != nil {
+				return "", err
+			}
+			args = append(args, a)
+		}
+		c.emit(m.Net, typ, []string{x}, []string{c.out}, append(args, c.rest()...))
+		return c.out, nil
+	})
 }

@@ -45,7 +45,7 @@ func withDevice(o *netdef.OperatorDef, d *netdef.DeviceOption) *netdef.OperatorD
 func TestHelpers(t *testing.T) {
 	tests := []struct {
 		name     string
-		build    func(m *brew.Model) (string, error)
+		build    func(m *brew.Model) string
 		wantOut  string
 		wantInit []*netdef.OperatorDef
 		wantNet  []*netdef.OperatorDef
@@ -54,7 +54,7 @@ func TestHelpers(t *testing.T) {
 	}{
 		{
 			name:    "FC",
-			build:   func(m *brew.Model) (string, error) { return brew.FC(m, "x", "fc", 4, 3, brew.Axis(1)) },
+			build:   func(m *brew.Model) string { return brew.FC(m, "x", "fc", 4, 3, brew.Axis(1)) },
 			wantOut: "fc",
 			wantInit: []*netdef.OperatorDef{
 				op("XavierFill", nil, names("fc_w"), shape(3, 4)),
@@ -65,7 +65,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "FC initializers, cudnn arguments dropped",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.FC(m, "x", "fc", 4, 3,
 					brew.WeightInit(brew.Init("ConstantFill", value(1))),
 					brew.BiasInit(brew.Init("GaussianFill", netdef.ArgFloat("std", 0.5))),
@@ -80,7 +80,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "Conv with group, stride and pad",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.Conv(m, "x", "c", 6, 8, 3, brew.Group(2), brew.Stride(2), brew.Pad(1))
 			},
 			wantOut: "c",
@@ -94,7 +94,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "Conv NHWC without bias",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.Conv(m, "x", "c", 6, 8, 3, brew.Order("NHWC"), brew.NoBias())
 			},
 			wantOut:  "c",
@@ -105,7 +105,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "Conv with a rectangular kernel and MSRAFill",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.Conv(m, "x", "c", 6, 8, 0, brew.KernelHW(5, 3), brew.WeightInit(brew.Init("MSRAFill")))
 			},
 			wantOut: "c",
@@ -118,7 +118,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name:    "ConvTranspose",
-			build:   func(m *brew.Model) (string, error) { return brew.ConvTranspose(m, "x", "ct", 6, 8, 4, brew.Stride(2)) },
+			build:   func(m *brew.Model) string { return brew.ConvTranspose(m, "x", "ct", 6, 8, 4, brew.Stride(2)) },
 			wantOut: "ct",
 			wantInit: []*netdef.OperatorDef{
 				op("XavierFill", nil, names("ct_w"), shape(6, 8, 4, 4)),
@@ -129,7 +129,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "ConvTranspose NHWC",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.ConvTranspose(m, "x", "ct", 6, 8, 4, brew.Order("NHWC"), brew.NoBias())
 			},
 			wantOut:  "ct",
@@ -139,19 +139,19 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name:    "Relu in place",
-			build:   func(m *brew.Model) (string, error) { return brew.Relu(m, "x", "x") },
+			build:   func(m *brew.Model) string { return brew.Relu(m, "x", "x") },
 			wantOut: "x",
 			wantNet: []*netdef.OperatorDef{op("Relu", names("x"), names("x"), nchw)},
 		},
 		{
 			name:    "Relu with an engine",
-			build:   func(m *brew.Model) (string, error) { return brew.Relu(m, "x", "r", brew.Engine("CUDNN")) },
+			build:   func(m *brew.Model) string { return brew.Relu(m, "x", "r", brew.Engine("CUDNN")) },
 			wantOut: "r",
 			wantNet: []*netdef.OperatorDef{withEngine(op("Relu", names("x"), names("r"), nchw), "CUDNN")},
 		},
 		{
 			name: "LeakyRelu",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.LeakyRelu(m, "x", "l", brew.Arg(netdef.ArgFloat("alpha", 0.2)))
 			},
 			wantOut: "l",
@@ -159,7 +159,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name:     "PRelu",
-			build:    func(m *brew.Model) (string, error) { return brew.PRelu(m, "x", "p", 3) },
+			build:    func(m *brew.Model) string { return brew.PRelu(m, "x", "p", 3) },
 			wantOut:  "p",
 			wantInit: []*netdef.OperatorDef{op("ConstantFill", nil, names("p_slope"), shape(3), value(0.25))},
 			wantNet:  []*netdef.OperatorDef{op("PRelu", names("x", "p_slope"), names("p"), nchw)},
@@ -167,41 +167,52 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name:    "Tanh",
-			build:   func(m *brew.Model) (string, error) { return brew.Tanh(m, "x", "t") },
+			build:   func(m *brew.Model) string { return brew.Tanh(m, "x", "t") },
 			wantOut: "t",
 			wantNet: []*netdef.OperatorDef{op("Tanh", names("x"), names("t"), nchw)},
 		},
 		{
 			name:    "Sigmoid",
-			build:   func(m *brew.Model) (string, error) { return brew.Sigmoid(m, "x", "s") },
+			build:   func(m *brew.Model) string { return brew.Sigmoid(m, "x", "s") },
 			wantOut: "s",
 			wantNet: []*netdef.OperatorDef{op("Sigmoid", names("x"), names("s"), nchw)},
 		},
 		{
 			name:    "Softmax",
-			build:   func(m *brew.Model) (string, error) { return brew.Softmax(m, "x", "s", brew.Axis(2)) },
+			build:   func(m *brew.Model) string { return brew.Softmax(m, "x", "s", brew.Axis(2)) },
 			wantOut: "s",
 			wantNet: []*netdef.OperatorDef{op("Softmax", names("x"), names("s"), nchw, netdef.ArgInt("axis", 2))},
 		},
 		{
 			name: "SoftmaxWithLoss",
-			build: func(m *brew.Model) (string, error) {
-				sm, loss, err := brew.SoftmaxWithLoss(m, "x", "label", "sm", "loss")
-				return sm + "," + loss, err
+			build: func(m *brew.Model) string {
+				sm, loss := brew.SoftmaxWithLoss(m, "x", "label", "sm", "loss")
+				return sm + "," + loss
 			},
 			wantOut: "sm,loss",
 			wantNet: []*netdef.OperatorDef{op("SoftmaxWithLoss", names("x", "label"), names("sm", "loss"), nchw)},
 		},
 		{
+			name: "LabelCrossEntropy and AveragedLoss",
+			build: func(m *brew.Model) string {
+				return brew.AveragedLoss(m, brew.LabelCrossEntropy(m, "x", "label", "xent"), "loss")
+			},
+			wantOut: "loss",
+			wantNet: []*netdef.OperatorDef{
+				op("LabelCrossEntropy", names("x", "label"), names("xent"), nchw),
+				op("AveragedLoss", names("xent"), names("loss"), nchw),
+			},
+		},
+		{
 			name:    "MaxPool",
-			build:   func(m *brew.Model) (string, error) { return brew.MaxPool(m, "x", "mp", brew.Kernel(2), brew.Stride(2)) },
+			build:   func(m *brew.Model) string { return brew.MaxPool(m, "x", "mp", brew.Kernel(2), brew.Stride(2)) },
 			wantOut: "mp",
 			wantNet: []*netdef.OperatorDef{op("MaxPool", names("x"), names("mp"), nchw,
 				netdef.ArgInt("kernel", 2), netdef.ArgInt("stride", 2))},
 		},
 		{
 			name: "AveragePool global",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.AveragePool(m, "x", "ap", brew.Arg(netdef.ArgBool("global_pooling", true)))
 			},
 			wantOut: "ap",
@@ -209,7 +220,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "SpatialBN train",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.SpatialBN(m, "x", "bn", 4, brew.Arg(netdef.ArgFloat("epsilon", 1e-3)), brew.IsTest(false))
 			},
 			wantOut: "bn",
@@ -225,7 +236,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "SpatialBN test with init_scale",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.SpatialBN(m, "x", "bn", 2, brew.IsTest(true), brew.Arg(netdef.ArgFloat("init_scale", 0.5)),
 					brew.RunningVarInit(brew.Init("ConstantFill", value(2))))
 			},
@@ -241,7 +252,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "Dropout in place",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.Dropout(m, "x", "x", brew.IsTest(true), brew.Arg(netdef.ArgFloat("ratio", 0.3)))
 			},
 			wantOut: "x",
@@ -250,31 +261,31 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name:    "LRN",
-			build:   func(m *brew.Model) (string, error) { return brew.LRN(m, "x", "l", brew.Arg(netdef.ArgInt("size", 5))) },
+			build:   func(m *brew.Model) string { return brew.LRN(m, "x", "l", brew.Arg(netdef.ArgInt("size", 5))) },
 			wantOut: "l",
 			wantNet: []*netdef.OperatorDef{op("LRN", names("x"), names("l", "_l_scale"), nchw, netdef.ArgInt("size", 5))},
 		},
 		{
 			name:    "Concat with axis drops order",
-			build:   func(m *brew.Model) (string, error) { return brew.Concat(m, names("x", "y"), "cat", brew.Axis(1)) },
+			build:   func(m *brew.Model) string { return brew.Concat(m, names("x", "y"), "cat", brew.Axis(1)) },
 			wantOut: "cat",
 			wantNet: []*netdef.OperatorDef{op("Concat", names("x", "y"), names("cat", "_cat_concat_dims"), netdef.ArgInt("axis", 1))},
 		},
 		{
 			name:    "DepthConcat",
-			build:   func(m *brew.Model) (string, error) { return brew.DepthConcat(m, names("x", "y"), "cat") },
+			build:   func(m *brew.Model) string { return brew.DepthConcat(m, names("x", "y"), "cat") },
 			wantOut: "cat",
 			wantNet: []*netdef.OperatorDef{op("Concat", names("x", "y"), names("cat", "_cat_concat_dims"), nchw)},
 		},
 		{
 			name:    "Sum",
-			build:   func(m *brew.Model) (string, error) { return brew.Sum(m, names("x", "y"), "x") },
+			build:   func(m *brew.Model) string { return brew.Sum(m, names("x", "y"), "x") },
 			wantOut: "x",
 			wantNet: []*netdef.OperatorDef{op("Sum", names("x", "y"), names("x"), nchw)},
 		},
 		{
 			name: "Transpose",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.Transpose(m, "x", "t", brew.Arg(netdef.ArgInts("axes", 1, 0)))
 			},
 			wantOut: "t",
@@ -282,7 +293,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name:    "Iter",
-			build:   func(m *brew.Model) (string, error) { return brew.Iter(m, "iter") },
+			build:   func(m *brew.Model) string { return brew.Iter(m, "iter") },
 			wantOut: "iter",
 			wantInit: []*netdef.OperatorDef{withDevice(op("ConstantFill", nil, names("iter"), shape(1),
 				netdef.ArgInt("value", 0), netdef.ArgInt("dtype", int64(netdef.TensorProto_INT64)), nchw), devicescope.CPU())},
@@ -291,7 +302,7 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "Accuracy",
-			build: func(m *brew.Model) (string, error) {
+			build: func(m *brew.Model) string {
 				return brew.Accuracy(m, "x", "label", "acc", brew.Arg(netdef.ArgInt("top_k", 3)))
 			},
 			wantOut: "acc",
@@ -299,9 +310,9 @@ func TestHelpers(t *testing.T) {
 		},
 		{
 			name: "DBInput",
-			build: func(m *brew.Model) (string, error) {
-				outs, err := brew.DBInput(m, names("data", "label"), 16, "train.db", "minidb")
-				return slices.Concat(outs, []string{""})[0], err
+			build: func(m *brew.Model) string {
+				outs := brew.DBInput(m, names("data", "label"), 16, "train.db", "minidb")
+				return slices.Concat(outs, []string{""})[0]
 			},
 			wantOut: "data",
 			wantInit: []*netdef.OperatorDef{op("CreateDB", nil, names("dbreader_train.db"),
@@ -313,8 +324,8 @@ func TestHelpers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := btModel(t, "helpers", "x", "y", "label")
-			out, err := tc.build(m)
-			btNoErr(t, err)
+			out := tc.build(m)
+			btNoErr(t, m.Err())
 			if out != tc.wantOut {
 				t.Errorf("returned %q, want %q", out, tc.wantOut)
 			}
@@ -347,21 +358,17 @@ func TestHelpers(t *testing.T) {
 // are reached, and every operator carries the device scope.
 func TestHelperScopes(t *testing.T) {
 	m := brew.NewModel("scopes")
-	btNoErr(t, m.AddExternalInputs("shared"))
+	m.AddExternalInputs("shared")
 	dev := devicescope.CPUDevice(1)
 	var fc, drop, sum string
 	devicescope.DeviceScope(dev, func() {
 		devicescope.NameScope("cpu_1", func() {
-			btNoErr(t, m.AddExternalInputs("data"))
-			var err error
-			fc, err = brew.FC(m, "data", "fc", 4, 3)
-			btNoErr(t, err)
-			_, err = brew.Relu(m, fc, fc)
-			btNoErr(t, err)
-			drop, err = brew.Dropout(m, fc, "fc", brew.IsTest(false))
-			btNoErr(t, err)
-			sum, err = brew.Sum(m, names(drop, "shared"), "sum")
-			btNoErr(t, err)
+			m.AddExternalInputs("data")
+			fc = brew.FC(m, "data", "fc", 4, 3)
+			brew.Relu(m, fc, fc)
+			drop = brew.Dropout(m, fc, "fc", brew.IsTest(false))
+			sum = brew.Sum(m, names(drop, "shared"), "sum")
+			btNoErr(t, m.Err())
 		})
 	})
 	if fc != "cpu_1/fc" || drop != "cpu_1/fc" || sum != "cpu_1/sum" {
@@ -390,12 +397,13 @@ func TestHelperScopes(t *testing.T) {
 
 // TestHelperAutoNames checks Caffe2's automatic output names.
 func TestHelperAutoNames(t *testing.T) {
-	m := btModel(t, "auto", "x")
+	m := btModel(t, "auto", "x", "label")
 	net := m.Net.Name()
-	fc, err := brew.FC(m, "x", "", 2, 2)
-	btNoErr(t, err)
-	sm, err := brew.Softmax(m, fc, "")
-	btNoErr(t, err)
+	fc := brew.FC(m, "x", "", 2, 2)
+	sm := brew.Softmax(m, fc, "")
+	xent := brew.LabelCrossEntropy(m, sm, "label", "")
+	loss := brew.AveragedLoss(m, xent, "")
+	btNoErr(t, m.Err())
 	if want := net + "_blob_0"; fc != want {
 		t.Errorf("FC output = %q, want %q", fc, want)
 	}
@@ -404,5 +412,11 @@ func TestHelperAutoNames(t *testing.T) {
 	}
 	if want := net + "/Softmax"; sm != want {
 		t.Errorf("Softmax output = %q, want %q", sm, want)
+	}
+	if want := net + "/LabelCrossEntropy"; xent != want {
+		t.Errorf("LabelCrossEntropy output = %q, want %q", xent, want)
+	}
+	if want := net + "/AveragedLoss"; loss != want {
+		t.Errorf("AveragedLoss output = %q, want %q", loss, want)
 	}
 }

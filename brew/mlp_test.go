@@ -30,17 +30,13 @@ func mlpData(n int, seed uint64) (*blob.Tensor, *blob.Tensor) {
 // mlpForward builds fc 4→16, relu, fc 16→2, SoftmaxWithLoss and Accuracy.
 func mlpForward(t *testing.T, m *brew.Model) (loss, accuracy string) {
 	t.Helper()
-	btNoErr(t, m.AddExternalInputs("data", "label"))
-	h, err := brew.FC(m, "data", "fc1", 4, 16)
-	btNoErr(t, err)
-	h, err = brew.Relu(m, h, h)
-	btNoErr(t, err)
-	logits, err := brew.FC(m, h, "fc2", 16, 2)
-	btNoErr(t, err)
-	softmax, loss, err := brew.SoftmaxWithLoss(m, logits, "label", "softmax", "loss")
-	btNoErr(t, err)
-	accuracy, err = brew.Accuracy(m, softmax, "label", "accuracy")
-	btNoErr(t, err)
+	m.AddExternalInputs("data", "label")
+	h := brew.FC(m, "data", "fc1", 4, 16)
+	h = brew.Relu(m, h, h)
+	logits := brew.FC(m, h, "fc2", 16, 2)
+	softmax, loss := brew.SoftmaxWithLoss(m, logits, "label", "softmax", "loss")
+	accuracy = brew.Accuracy(m, softmax, "label", "accuracy")
+	btNoErr(t, m.Err())
 	return loss, accuracy
 }
 
@@ -51,9 +47,9 @@ func mlpForward(t *testing.T, m *brew.Model) (loss, accuracy string) {
 func TestMLPTrains(t *testing.T) {
 	m := brew.NewModel("mlp")
 	loss, accuracy := mlpForward(t, m)
-	iter, err := brew.Iter(m, "iter")
-	btNoErr(t, err)
-	_, err = m.AddGradientOperators(loss)
+	iter := brew.Iter(m, "iter")
+	btNoErr(t, m.Err())
+	_, err := m.AddGradientOperators(loss)
 	btNoErr(t, err)
 	m.InitNet.Op("ConstantFill", nil, names("ONE"), shape(1), value(1))
 	m.InitNet.Op("ConstantFill", nil, names("LR"), shape(1), value(-0.5))

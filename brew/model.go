@@ -1,6 +1,7 @@
 package brew
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,6 +81,13 @@ var ExternalInit = Initializer{External: true}
 
 // Model is Caffe2's ModelHelper: a train net, the init net that creates
 // its parameters, and the record of those parameters.
+//
+// Building a model records its first error, as bufio.Scanner does: the
+// helpers, ResolveKwargs, Op, AddExternalInputs, CreateParam and
+// AddParameter return only their result, and once one of them fails the
+// later ones do nothing and return zero values. Err reports the failure, naming the helper and the
+// blob; the steps that consume a model (AddGradientOperators, Build and the
+// optimizer builders) return it before doing anything.
 type Model struct {
 	// Name is the model's name; the nets are named after it.
 	Name string
@@ -100,6 +108,48 @@ type Model struct {
 	// argScope is the model-level arg scope (Caffe2's model.arg_scope).
 	argScope     []Option
 	knownOpsOnly bool
+	// err is the first error of a building call (see Err).
+	err error
+}
+
+// Err returns the first error a building call on the model recorded, or
+// nil. A nil model's Err is an error too, so that building on a nil model
+// is reported rather than a panic.
+func (m *Model) Err() error {
+	if m == nil {
+		return errors.New("brew: nil model")
+	}
+	return m.err
+}
+
+// TakeErr returns Err and clears it, so that later building calls run
+// again. It is for interactive front-ends (a REPL, script bindings) that
+// report each call's error and let the user go on; the model keeps what
+// the calls before the failure added, and whatever the failed call added
+// before it failed. Programs that build a model in one go check Err once
+// at the end instead.
+func (m *Model) TakeErr() error {
+	err := m.Err()
+	if m != nil {
+		m.err = nil
+	}
+	return err
+}
+
+// sticky runs one building call: nothing when the model has an error
+// already (or is nil), else step, whose error it records. It returns
+// step's result, or the zero value after an error.
+func sticky[T any](m *Model, step func() (T, error)) T {
+	var zero T
+	if m == nil || m.err != nil {
+		return zero
+	}
+	v, err := step()
+	if err != nil {
+		m.err = err
+		return zero
+	}
+	return v
 }
 
 // paramState is what a model shares with the models built on it
@@ -220,20 +270,23 @@ func (m *Model) resolveInput(prefix, name string) (string, error) {
 // (data, labels) as external inputs of the model's net, resolved in the
 // current name scope. Helpers accept as inputs only blobs the model knows
 // of, so a misspelt name is caught when the model is built. Declaring a
-// blob twice is an error, as in Caffe2's AddExternalInput.
-func (m *Model) AddExternalInputs(names ...string) error {
-	prefix := devicescope.Current().Name()
-	full := make([]string, len(names))
-	for i, n := range names {
-		if n == "" {
-			return fmt.Errorf("brew: model %q: AddExternalInputs: empty blob name", m.Name)
+// blob twice is an error (recorded in the model, see Err), as in Caffe2's
+// AddExternalInput.
+func (m *Model) AddExternalInputs(names ...string) {
+	sticky(m, func() (struct{}, error) {
+		prefix := devicescope.Current().Name()
+		full := make([]string, len(names))
+		for i, n := range names {
+			if n == "" {
+				return struct{}{}, fmt.Errorf("brew: model %q: AddExternalInputs: empty blob name", m.Name)
+			}
+			full[i] = scoped(prefix, n)
 		}
-		full[i] = scoped(prefix, n)
-	}
-	if err := m.Net.AddExternalInput(full...); err != nil {
-		return fmt.Errorf("brew: model %q: %w", m.Name, err)
-	}
-	return nil
+		if err := m.Net.AddExternalInput(full...); err != nil {
+			return struct{}{}, fmt.Errorf("brew: model %q: %w", m.Name, err)
+		}
+		return struct{}{}, nil
+	})
 }
 
 // knownOps are the operator types Caffe2's ModelHelper lets through
@@ -257,8 +310,13 @@ var knownOps = map[string]bool{
 // helpers resolve them (an input the model does not know is scoped and
 // becomes an external input, as in Caffe2). The type must be registered;
 // with ModelOptions.KnownOpsOnly it must also be on ModelHelper's list of
-// operators known to be safe.
-func (m *Model) Op(typ string, inputs, outputs []string, args ...*netdef.Argument) (*netdef.OperatorDef, error) {
+// operators known to be safe. It returns the operator, or nil after an
+// error (see Err).
+func (m *Model) Op(typ string, inputs, outputs []string, args ...*netdef.Argument) *netdef.OperatorDef {
+	return sticky(m, func() (*netdef.OperatorDef, error) { return m.op(typ, inputs, outputs, args) })
+}
+
+func (m *Model) op(typ string, inputs, outputs []string, args []*netdef.Argument) (*netdef.OperatorDef, error) {
 	if !operators.IsOperator(typ) {
 		return nil, fmt.Errorf("brew: model %q: %s is not a registered operator", m.Name, typ)
 	}
@@ -287,8 +345,13 @@ func (m *Model) Op(typ string, inputs, outputs []string, args ...*netdef.Argumen
 // the initializer's fill operator, with argument shape first, unless the
 // model does not initialize its parameters or init is ExternalInit.
 // Creating a parameter that exists returns it when the shape matches and
-// is an error otherwise (models sharing parameters rely on this).
-func (m *Model) CreateParam(name string, shape []int64, init Initializer, tags ...Tag) (string, error) {
+// is an error otherwise (models sharing parameters rely on this); after an
+// error it returns "" (see Err).
+func (m *Model) CreateParam(name string, shape []int64, init Initializer, tags ...Tag) string {
+	return sticky(m, func() (string, error) { return m.createParam(name, shape, init, tags) })
+}
+
+func (m *Model) createParam(name string, shape []int64, init Initializer, tags []Tag) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("brew: model %q: CreateParam: empty parameter name", m.Name)
 	}
@@ -316,8 +379,12 @@ func (m *Model) CreateParam(name string, shape []int64, init Initializer, tags .
 // AddParameter records an existing blob (its full name) as a parameter of
 // the model with the given tags, emitting nothing. As in Caffe2 the name
 // is appended even when it is recorded already; Validate reports such
-// duplicates and AddGradientOperators refuses them.
+// duplicates and AddGradientOperators refuses them. Like the other building
+// calls it does nothing on a model that has an error.
 func (m *Model) AddParameter(name string, tags ...Tag) {
+	if m.Err() != nil {
+		return
+	}
 	if _, ok := m.state.infos[name]; ok {
 		m.appendParam(name, tags)
 		return
@@ -440,7 +507,8 @@ func (m *Model) Validate() []string {
 // AddGradientOperators appends the backward pass of the model's net for
 // the given losses (see operators.AddGradientOperators) and records each
 // parameter's gradient. It may run only once per model, and not on a
-// model with duplicate parameters (see Validate).
+// model with duplicate parameters (see Validate) or with an error (it
+// returns Err).
 func (m *Model) AddGradientOperators(losses ...string) (map[string]operators.Gradient, error) {
 	return m.AddGradientOperatorsWith(losses, nil)
 }

@@ -12,8 +12,11 @@ import (
 // blobs to differentiate and given supplies their gradient blobs (see
 // operators.AddGradientOperators); a target without one gets a
 // ConstantFill of 1. Like AddGradientOperators it records each parameter's
-// gradient and may run only once per model.
+// gradient, may run only once per model and returns the model's Err first.
 func (m *Model) AddGradientOperatorsWith(ys []string, given map[string]operators.Gradient) (map[string]operators.Gradient, error) {
+	if err := m.Err(); err != nil {
+		return nil, err
+	}
 	if m.gradAdded {
 		return nil, fmt.Errorf("brew: model %q: AddGradientOperators may run only once", m.Name)
 	}

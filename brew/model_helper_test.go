@@ -20,20 +20,17 @@ import (
 // and with full, spatial_bn, relu, fc and softmax after it.
 func completeNetModel(t *testing.T, full bool) *brew.Model {
 	m := btModel(t, "test_orig", "input")
-	conv, err := brew.Conv(m, "input", "conv", 3, 16, 3,
+	conv := brew.Conv(m, "input", "conv", 3, 16, 3,
 		brew.WeightInit(brew.Init("MSRAFill")), brew.Stride(1), brew.Pad(0))
-	btNoErr(t, err)
+	btNoErr(t, m.Err())
 	if !full {
 		return m
 	}
-	conv, err = brew.SpatialBN(m, conv, "conv_bn", 16, brew.Arg(netdef.ArgFloat("epsilon", 1e-3)), brew.IsTest(false))
-	btNoErr(t, err)
-	conv, err = brew.Relu(m, conv, "conv_relu")
-	btNoErr(t, err)
-	pred, err := brew.FC(m, conv, "pred", 16*3*3, 10)
-	btNoErr(t, err)
-	_, err = brew.Softmax(m, pred, "softmax")
-	btNoErr(t, err)
+	conv = brew.SpatialBN(m, conv, "conv_bn", 16, brew.Arg(netdef.ArgFloat("epsilon", 1e-3)), brew.IsTest(false))
+	conv = brew.Relu(m, conv, "conv_relu")
+	pred := brew.FC(m, conv, "pred", 16*3*3, 10)
+	brew.Softmax(m, pred, "softmax")
+	btNoErr(t, m.Err())
 	return m
 }
 
@@ -96,16 +93,12 @@ func TestGetCompleteNet(t *testing.T) {
 func TestExtractPredictorNet(t *testing.T) {
 	m, err := brew.NewModelWith("test", brew.ModelOptions{ArgScope: []brew.Option{brew.Order("NCHW")}})
 	btNoErr(t, err)
-	outs, err := brew.DBInput(m, names("xx/data", "label"), 8, "images.db", "minidb")
-	btNoErr(t, err)
-	cnv, err := brew.Conv(m, outs[0], "cnv", 32, 32, 4)
-	btNoErr(t, err)
-	a, err := brew.FC(m, cnv, "a", 100, 200)
-	btNoErr(t, err)
-	pred, err := brew.FC(m, a, "pred", 200, 5)
-	btNoErr(t, err)
-	_, err = brew.Softmax(m, pred, "softmax")
-	btNoErr(t, err)
+	outs := brew.DBInput(m, names("xx/data", "label"), 8, "images.db", "minidb")
+	cnv := brew.Conv(m, outs[0], "cnv", 32, 32, 4)
+	a := brew.FC(m, cnv, "a", 100, 200)
+	pred := brew.FC(m, a, "pred", 200, 5)
+	brew.Softmax(m, pred, "softmax")
+	btNoErr(t, m.Err())
 
 	predict, export, err := brew.ExtractPredictorNet(m.Net.Proto(), names("xx/data"), names("pred"),
 		brew.PredictorOptions{Renames: map[string]string{"xx/data": "image"}})
@@ -161,10 +154,9 @@ func TestExtractPredictorNet(t *testing.T) {
 
 func TestExtractPredictorNetErrors(t *testing.T) {
 	m := btModel(t, "train", "data")
-	bn, err := brew.SpatialBN(m, "data", "bn", 3, brew.IsTest(false))
-	btNoErr(t, err)
-	_, err = brew.FC(m, bn, "pred", 3, 2)
-	btNoErr(t, err)
+	bn := brew.SpatialBN(m, "data", "bn", 3, brew.IsTest(false))
+	brew.FC(m, bn, "pred", 3, 2)
+	btNoErr(t, m.Err())
 	for _, c := range []struct {
 		name          string
 		inputs, outs  []string
@@ -186,9 +178,9 @@ func TestExtractPredictorNetErrors(t *testing.T) {
 func TestNoInitParams(t *testing.T) {
 	m, err := brew.NewModelWith("noinit", brew.ModelOptions{NoInitParams: true})
 	btNoErr(t, err)
-	btNoErr(t, m.AddExternalInputs("x"))
-	fc, err := brew.FC(m, "x", "fc", 2, 1)
-	btNoErr(t, err)
+	m.AddExternalInputs("x")
+	fc := brew.FC(m, "x", "fc", 2, 1)
+	btNoErr(t, m.Err())
 	if n := len(m.InitNet.Proto().Op); n != 0 {
 		t.Errorf("init net has %d ops, want none", n)
 	}
@@ -214,19 +206,18 @@ func TestNoInitParams(t *testing.T) {
 func TestParamModelShares(t *testing.T) {
 	train := btModel(t, "train", "data")
 	build := func(m *brew.Model, test bool) string {
-		fc, err := brew.FC(m, "data", "fc", 4, 3)
-		btNoErr(t, err)
-		bn, err := brew.SpatialBN(m, fc, "bn", 3, brew.IsTest(test))
-		btNoErr(t, err)
-		out, err := brew.Dropout(m, bn, "drop", brew.IsTest(test))
-		btNoErr(t, err)
+		fc := brew.FC(m, "data", "fc", 4, 3)
+		bn := brew.SpatialBN(m, fc, "bn", 3, brew.IsTest(test))
+		out := brew.Dropout(m, bn, "drop", brew.IsTest(test))
+		btNoErr(t, m.Err())
 		return out
 	}
 	build(train, false)
 	nInit := len(train.InitNet.Proto().Op)
 	test, err := brew.NewModelWith("test", brew.ModelOptions{ParamModel: train})
 	btNoErr(t, err)
-	btNoErr(t, test.AddExternalInputs("data"))
+	test.AddExternalInputs("data")
+	btNoErr(t, test.Err())
 	build(test, true)
 	if n := len(train.InitNet.Proto().Op); n != nInit {
 		t.Errorf("the test model added %d init ops", n-nInit)
@@ -239,8 +230,8 @@ func TestParamModelShares(t *testing.T) {
 		t.Errorf("test SpatialBN outputs = %v, want [bn]", bn.Output)
 	}
 	// A shape clash with a shared parameter is an error.
-	_, err = brew.FC(test, "data", "fc", 5, 3)
-	if err == nil || !strings.Contains(err.Error(), "fc_w") {
+	brew.FC(test, "data", "fc", 5, 3)
+	if err := test.Err(); err == nil || !strings.Contains(err.Error(), "fc_w") {
 		t.Errorf("FC with another shape on a shared parameter: %v", err)
 	}
 }
@@ -250,8 +241,8 @@ func TestParamModelShares(t *testing.T) {
 func TestModelOp(t *testing.T) {
 	m := brew.NewModel("ops")
 	devicescope.NameScope("s", func() {
-		o, err := m.Op("Relu", names("x"), names("y"))
-		btNoErr(t, err)
+		o := m.Op("Relu", names("x"), names("y"))
+		btNoErr(t, m.Err())
 		if !slices.Equal(o.Input, names("s/x")) || !slices.Equal(o.Output, names("s/y")) {
 			t.Errorf("Relu op %v → %v, want s/x → s/y", o.Input, o.Output)
 		}
@@ -259,15 +250,15 @@ func TestModelOp(t *testing.T) {
 	if got := m.Net.ExternalInputs(); !slices.Equal(got, names("s/x")) {
 		t.Errorf("external inputs = %v, want [s/x]", got)
 	}
-	if _, err := m.Op("NoSuchOperator", nil, names("z")); err == nil || !strings.Contains(err.Error(), "NoSuchOperator") {
-		t.Errorf("unregistered op: %v", err)
+	if o := m.Op("NoSuchOperator", nil, names("z")); o != nil || m.Err() == nil || !strings.Contains(m.Err().Error(), "NoSuchOperator") {
+		t.Errorf("unregistered op: %v, %v", o, m.Err())
 	}
 	strict, err := brew.NewModelWith("strict", brew.ModelOptions{KnownOpsOnly: true})
 	btNoErr(t, err)
-	if _, err := strict.Op("Softmax", names("x"), names("y")); err != nil {
-		t.Errorf("Softmax on a KnownOpsOnly model: %v", err)
+	if strict.Op("Softmax", names("x"), names("y")); strict.Err() != nil {
+		t.Errorf("Softmax on a KnownOpsOnly model: %v", strict.Err())
 	}
-	if _, err := strict.Op("Relu", names("x"), names("y")); err == nil || !strings.Contains(err.Error(), "not known to be safe") {
-		t.Errorf("Relu on a KnownOpsOnly model: %v", err)
+	if strict.Op("Relu", names("x"), names("y")); strict.Err() == nil || !strings.Contains(strict.Err().Error(), "not known to be safe") {
+		t.Errorf("Relu on a KnownOpsOnly model: %v", strict.Err())
 	}
 }

@@ -154,10 +154,13 @@ func isGPU(dev *netdef.DeviceOption) bool {
 // parameter's gradient; its zero value means the gradient that
 // Model.AddGradientOperators recorded. Use ParamDevice and
 // devicescope.DeviceScope to place the update where the parameter lives, as
-// Build does.
+// Build does. A model with an error is refused: Apply returns its Err.
 func (o *Optimizer) Apply(m *Model, param string, grad operators.Gradient) error {
 	if m == nil {
 		return errors.New("brew: Optimizer.Apply: nil model")
+	}
+	if err := m.Err(); err != nil {
+		return err
 	}
 	if grad.IsNone() {
 		var ok bool
@@ -331,7 +334,9 @@ type optParam struct {
 // gradient (in creation order) with opt, or with the parameter's entry in
 // ParamOptimizers: Caffe2's optimizer._build. Each update is built on the
 // device of the operator that creates the parameter. The model must have
-// its gradient operators (Model.AddGradientOperators).
+// its gradient operators (Model.AddGradientOperators) and no error (Build
+// returns its Err, as BuildSGD, the other Build functions and
+// AddWeightDecay do).
 func Build(m *Model, opt *Optimizer, o BuildOptions) error {
 	return build(m, opt, o, false, true)
 }
@@ -342,6 +347,8 @@ func build(m *Model, opt *Optimizer, o BuildOptions, weightsOnly, useParamOptims
 	switch {
 	case m == nil:
 		return errors.New("brew: building an optimizer: nil model")
+	case m.Err() != nil:
+		return m.Err()
 	case opt == nil:
 		return fmt.Errorf("brew: model %q: nil optimizer", m.Name)
 	}

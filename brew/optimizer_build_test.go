@@ -147,8 +147,8 @@ func TestOptimizerNothingAndErrors(t *testing.T) {
 		}
 	}
 	noGrad := brew.NewModel("nograd")
-	_, err := noGrad.CreateParam("w", []int64{2}, brew.Init("ConstantFill"))
-	optNoErr(t, err)
+	noGrad.CreateParam("w", []int64{2}, brew.Init("ConstantFill"))
+	optNoErr(t, noGrad.Err())
 	sparse := optSparseModel(t)
 	for _, tc := range []struct {
 		name string
@@ -201,13 +201,13 @@ func TestOptimizerNothingAndErrors(t *testing.T) {
 func optSparseModel(t testing.TB) *brew.Model {
 	t.Helper()
 	m := brew.NewModel("sparse")
-	_, err := m.CreateParam("w", []int64{5}, brew.Init("ConstantFill"), brew.Weight)
-	optNoErr(t, err)
+	m.CreateParam("w", []int64{5}, brew.Init("ConstantFill"), brew.Weight)
+	optNoErr(t, m.Err())
 	m.Net.Op("Gather", []string{"w", "indices"}, []string{"gather"})
 	m.Net.Op("ReduceFrontSum", []string{"gather"}, []string{"sum"})
 	m.Net.Op("SquaredL2Distance", []string{"sum", "label"}, []string{"sq"})
 	m.Net.Op("AveragedLoss", []string{"sq"}, []string{"loss"})
-	_, err = m.AddGradientOperators("loss")
+	_, err := m.AddGradientOperators("loss")
 	optNoErr(t, err)
 	return m
 }
@@ -219,10 +219,9 @@ func TestOptimizerDevices(t *testing.T) {
 		brew.ResetOptimizerInstanceCount()
 		m := brew.NewModel("dev")
 		devicescope.DeviceScope(dev, func() {
-			w, err := m.CreateParam("w", []int64{1, 3}, brew.Init("ConstantFill"), brew.Weight)
-			optNoErr(t, err)
-			b, err := m.CreateParam("b", []int64{1}, brew.Init("ConstantFill"), brew.Bias)
-			optNoErr(t, err)
+			w := m.CreateParam("w", []int64{1, 3}, brew.Init("ConstantFill"), brew.Weight)
+			b := m.CreateParam("b", []int64{1}, brew.Init("ConstantFill"), brew.Bias)
+			optNoErr(t, m.Err())
 			cur := devicescope.Current()
 			cur.Op(m.Net, "FC", []string{"x", w, b}, []string{"y"})
 			cur.Op(m.Net, "AveragedLoss", []string{"y"}, []string{"loss"})
@@ -372,8 +371,8 @@ type optStepper struct {
 
 func newOptStepper(t *testing.T, w []float32, opt *brew.Optimizer) *optStepper {
 	m := brew.NewModel("step")
-	_, err := m.CreateParam("w", []int64{int64(len(w))}, brew.Init("GivenTensorFill", netdef.ArgFloats("values", w...)))
-	optNoErr(t, err)
+	m.CreateParam("w", []int64{int64(len(w))}, brew.Init("GivenTensorFill", netdef.ArgFloats("values", w...)))
+	optNoErr(t, m.Err())
 	optNoErr(t, opt.Apply(m, "w", operators.Dense("w_grad")))
 	ws := workspace.New(t.TempDir())
 	optFeed(t, ws, "w_grad", blob.MustFromSlice(make([]float32, len(w))))
@@ -539,14 +538,13 @@ func optRMSPropRef() func(w, g []float64, k int) []float64 {
 func TestWeightDecayFormula(t *testing.T) {
 	m := brew.NewModel("wd")
 	w0 := []float32{0.5, -1, 2, 0, 1}
-	_, err := m.CreateParam("fc_w", []int64{1, 5}, brew.Init("GivenTensorFill", netdef.ArgFloats("values", w0...)), brew.Weight)
-	optNoErr(t, err)
-	_, err = m.CreateParam("fc_b", []int64{1}, brew.Init("ConstantFill", netdef.ArgFloat("value", 0.25)), brew.Bias)
-	optNoErr(t, err)
+	m.CreateParam("fc_w", []int64{1, 5}, brew.Init("GivenTensorFill", netdef.ArgFloats("values", w0...)), brew.Weight)
+	m.CreateParam("fc_b", []int64{1}, brew.Init("ConstantFill", netdef.ArgFloat("value", 0.25)), brew.Bias)
+	optNoErr(t, m.Err())
 	m.Net.Op("FC", []string{"data", "fc_w", "fc_b"}, []string{"fc"}, netdef.ArgInt("axis", 0))
 	m.Net.Op("SquaredL2Distance", []string{"fc", "label"}, []string{"sq"})
 	m.Net.Op("AveragedLoss", []string{"sq"}, []string{"avg_loss"})
-	_, err = m.AddGradientOperators("avg_loss")
+	_, err := m.AddGradientOperators("avg_loss")
 	optNoErr(t, err)
 	const wd, lr = 0.1, 0.5
 	optNoErr(t, brew.AddWeightDecay(m, wd))

@@ -16,12 +16,9 @@ import (
 func ExampleBuildSGD() {
 	brew.ResetOptimizerInstanceCount() // for the names below; see its doc
 	m := brew.NewModel("linreg")
-	w, err := m.CreateParam("w", []int64{1, 2}, brew.Init("ConstantFill"), brew.Weight)
-	if err != nil {
-		log.Fatal(err)
-	}
-	b, err := m.CreateParam("b", []int64{1}, brew.Init("ConstantFill"), brew.Bias)
-	if err != nil {
+	w := m.CreateParam("w", []int64{1, 2}, brew.Init("ConstantFill"), brew.Weight)
+	b := m.CreateParam("b", []int64{1}, brew.Init("ConstantFill"), brew.Bias)
+	if err := m.Err(); err != nil {
 		log.Fatal(err)
 	}
 	m.Net.Op("FC", []string{"x", w, b}, []string{"y"})

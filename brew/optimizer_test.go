@@ -113,10 +113,9 @@ func optDense(t testing.TB) *optFixture {
 	rng := newNumpyRand(123)
 	data, label := optData(rng, 20, optPerfectModel)
 	m := brew.NewModel("test")
-	w, err := m.CreateParam("fc_w", []int64{1, 5}, brew.Init("ConstantFill"), brew.Weight)
-	optNoErr(t, err)
-	b, err := m.CreateParam("fc_b", []int64{1}, brew.Init("ConstantFill"), brew.Bias)
-	optNoErr(t, err)
+	w := m.CreateParam("fc_w", []int64{1, 5}, brew.Init("ConstantFill"), brew.Weight)
+	b := m.CreateParam("fc_b", []int64{1}, brew.Init("ConstantFill"), brew.Bias)
+	optNoErr(t, m.Err())
 	m.Net.Op("FC", []string{"data", w, b}, []string{"fc"}, netdef.ArgInt("axis", 0))
 	m.Net.Op("SquaredL2Distance", []string{"fc", "label"}, []string{"sq"})
 	m.Net.Op("AveragedLoss", []string{"sq"}, []string{"avg_loss"})
@@ -318,8 +317,8 @@ func TestOptimizerSparse(t *testing.T) {
 			}
 			data, label := optData(rng, 20, repeated)
 			m := brew.NewModel("test")
-			_, err := m.CreateParam("w", []int64{int64(len(optPerfectModel))}, brew.Init("ConstantFill", netdef.ArgFloat("value", 0)))
-			optNoErr(t, err)
+			m.CreateParam("w", []int64{int64(len(optPerfectModel))}, brew.Init("ConstantFill", netdef.ArgFloat("value", 0)))
+			optNoErr(t, m.Err())
 			m.Net.Op("Gather", []string{"w", "indices"}, []string{"gather"})
 			m.Net.Op("ReduceFrontSum", []string{"gather"}, []string{"sum"})
 			m.Net.Op("SquaredL2Distance", []string{"sum", "label"}, []string{"sq"})
@@ -460,10 +459,9 @@ func optArg(op *netdef.OperatorDef, name string) *netdef.Argument {
 // optFC adds an FC layer with parameters <out>_w and <out>_b.
 func optFC(t testing.TB, m *brew.Model, in, out string, dimIn, dimOut int64) {
 	t.Helper()
-	w, err := m.CreateParam(out+"_w", []int64{dimOut, dimIn}, brew.Init("XavierFill"), brew.Weight)
-	optNoErr(t, err)
-	b, err := m.CreateParam(out+"_b", []int64{dimOut}, brew.Init("ConstantFill"), brew.Bias)
-	optNoErr(t, err)
+	w := m.CreateParam(out+"_w", []int64{dimOut, dimIn}, brew.Init("XavierFill"), brew.Weight)
+	b := m.CreateParam(out+"_b", []int64{dimOut}, brew.Init("ConstantFill"), brew.Bias)
+	optNoErr(t, m.Err())
 	m.Net.Op("FC", []string{in, w, b}, []string{out})
 }
 
@@ -474,15 +472,14 @@ func optFC(t testing.TB, m *brew.Model, in, out string, dimIn, dimOut int64) {
 func optConvModel(t testing.TB) *brew.Model {
 	t.Helper()
 	m := brew.NewModel("test")
-	w, err := m.CreateParam("cnv_w", []int64{32, 32, 4, 4}, brew.Init("XavierFill"), brew.Weight)
-	optNoErr(t, err)
-	b, err := m.CreateParam("cnv_b", []int64{32}, brew.Init("ConstantFill"), brew.Bias)
-	optNoErr(t, err)
+	w := m.CreateParam("cnv_w", []int64{32, 32, 4, 4}, brew.Init("XavierFill"), brew.Weight)
+	b := m.CreateParam("cnv_b", []int64{32}, brew.Init("ConstantFill"), brew.Bias)
+	optNoErr(t, m.Err())
 	m.Net.Op("Conv", []string{"data", w, b}, []string{"cnv"}, netdef.ArgInt("kernel", 4))
 	optFC(t, m, "cnv", "a", 100, 200)
 	optFC(t, m, "a", "b", 200, 5)
 	m.Net.Op("SoftmaxWithLoss", []string{"b", "label"}, []string{"softmax", "loss"})
-	_, err = m.AddGradientOperators("loss")
+	_, err := m.AddGradientOperators("loss")
 	optNoErr(t, err)
 	return m
 }

@@ -40,12 +40,9 @@ func blobsData(n int, seed uint64) Dataset {
 func logisticNets(t *testing.T, ws *workspace.Workspace) (train, test string) {
 	t.Helper()
 	m := NewModel("logistic")
-	w, err := m.CreateParam("fc_w", []int64{2, 2}, Init("ConstantFill"), Weight)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := m.CreateParam("fc_b", []int64{2}, Init("ConstantFill"), Bias)
-	if err != nil {
+	w := m.CreateParam("fc_w", []int64{2, 2}, Init("ConstantFill"), Weight)
+	b := m.CreateParam("fc_b", []int64{2}, Init("ConstantFill"), Bias)
+	if err := m.Err(); err != nil {
 		t.Fatal(err)
 	}
 	forward := func(n *netdef.Net) {

@@ -285,6 +285,34 @@ func TestErrorsCarryTheScriptLine(t *testing.T) {
 	}
 }
 
+// TestBrewErrorsInTheREPL checks that a failing brew helper raises its own
+// error and leaves the model usable, as a REPL user needs after a typo: the
+// next calls build on the model, and a second mistake reports itself, not
+// the first one.
+func TestBrewErrorsInTheREPL(t *testing.T) {
+	resetWorld(t)
+	var out bytes.Buffer
+	in := New(Options{Stdout: &out})
+	run := func(src string) error { return in.Exec("repl.star", src) }
+	if err := run("m = model_helper.ModelHelper(name = \"repl\")\nfc1 = brew.fc(m, \"data\", \"fc1\", 4, 8)\n"); err != nil {
+		t.Fatal(FormatError(err))
+	}
+	err := run("brew.fc(m, fc1, \"fc2\", 0, 2)\n")
+	if err == nil || !strings.Contains(FormatError(err), "dim_in must be positive, got 0") {
+		t.Fatalf("brew.fc with dim_in 0: %v", err)
+	}
+	err = run("brew.conv(m, fc1, \"c\", 8, 2, 0)\n")
+	if msg := FormatError(err); err == nil || !strings.Contains(msg, "kernel must be positive") || strings.Contains(msg, "dim_in") {
+		t.Fatalf("brew.conv without a kernel after a failed brew.fc: %v", err)
+	}
+	if err := run("fc2 = brew.fc(m, fc1, \"fc2\", 8, 2)\nprint(fc2, [op.type for op in m.net.Proto().op])\n"); err != nil {
+		t.Fatalf("the model is unusable after failed calls: %s", FormatError(err))
+	}
+	if got, want := out.String(), "fc2 [\"FC\", \"FC\"]\n"; got != want {
+		t.Errorf("output %q, want %q", got, want)
+	}
+}
+
 // TestLoadSharesModules runs a script that loads a helper file.
 func TestLoadSharesModules(t *testing.T) {
 	resetWorld(t)

@@ -82,32 +82,15 @@ func TestShapeInferenceMatchesRun(t *testing.T) {
 	}
 	t.Run("lenet training", func(t *testing.T) {
 		m := brew.NewModel("lenet_shapes")
-		if err := m.AddExternalInputs("data", "label"); err != nil {
-			t.Fatal(err)
-		}
-		cur := "data"
-		steps := []func(string) (string, error){
-			func(in string) (string, error) { return brew.Conv(m, in, "conv1", 1, 20, 5) },
-			func(in string) (string, error) { return brew.MaxPool(m, in, "pool1", brew.Kernel(2), brew.Stride(2)) },
-			func(in string) (string, error) { return brew.Conv(m, in, "conv2", 20, 50, 5) },
-			func(in string) (string, error) { return brew.MaxPool(m, in, "pool2", brew.Kernel(2), brew.Stride(2)) },
-			func(in string) (string, error) { return brew.FC(m, in, "fc3", 800, 500) },
-			func(in string) (string, error) { return brew.Relu(m, in, in) },
-			func(in string) (string, error) { return brew.FC(m, in, "pred", 500, 10) },
-		}
-		for _, step := range steps {
-			var err error
-			if cur, err = step(cur); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, _, err := brew.SoftmaxWithLoss(m, cur, "label", "softmax", "loss"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := brew.Accuracy(m, "softmax", "label", "accuracy"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.AddGradientOperators("loss"); err != nil {
+		m.AddExternalInputs("data", "label")
+		conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
+		pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
+		conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
+		pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
+		fc3 := brew.Relu(m, brew.FC(m, pool2, "fc3", 800, 500), "fc3")
+		softmax, loss := brew.SoftmaxWithLoss(m, brew.FC(m, fc3, "pred", 500, 10), "label", "softmax", "loss")
+		brew.Accuracy(m, softmax, "label", "accuracy")
+		if _, err := m.AddGradientOperators(loss); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := brew.BuildSGD(m, brew.SGDOptions{BaseLR: 0.01, Momentum: 0.9}); err != nil {

@@ -17,8 +17,9 @@ import (
 // spatialBN adds Caffe2's brew.spatial_bn in training mode: scale <out>_s
 // (1, Weight), bias <out>_b (0, Bias), running mean <out>_rm (0) and
 // inverse variance <out>_riv (1), both computed parameters, then
-// SpatialBN([in, s, b, rm, riv]) → [out, rm, riv, out_sm, out_siv].
-func spatialBN(m *brew.Model, in, out string, channels int, args ...*netdef.Argument) (string, error) {
+// SpatialBN([in, s, b, rm, riv]) → [out, rm, riv, out_sm, out_siv]. Like
+// brew's helpers it records its error in the model.
+func spatialBN(m *brew.Model, in, out string, channels int, args ...*netdef.Argument) {
 	params := []struct {
 		suffix string
 		value  float32
@@ -26,18 +27,11 @@ func spatialBN(m *brew.Model, in, out string, channels int, args ...*netdef.Argu
 	}{{"_s", 1, brew.Weight}, {"_b", 0, brew.Bias}, {"_rm", 0, brew.ComputedParam}, {"_riv", 1, brew.ComputedParam}}
 	names := make([]string, len(params))
 	for i, p := range params {
-		var err error
-		if names[i], err = m.CreateParam(out+p.suffix, []int64{int64(channels)},
-			brew.Init("ConstantFill", netdef.ArgFloat("value", p.value)), p.tag); err != nil {
-			return "", err
-		}
+		names[i] = m.CreateParam(out+p.suffix, []int64{int64(channels)},
+			brew.Init("ConstantFill", netdef.ArgFloat("value", p.value)), p.tag)
 	}
-	op, err := m.Op("SpatialBN", append([]string{in}, names...),
+	m.Op("SpatialBN", append([]string{in}, names...),
 		[]string{out, names[2], names[3], out + "_sm", out + "_siv"}, append(args, netdef.ArgInt("is_test", 0))...)
-	if err != nil {
-		return "", err
-	}
-	return op.GetOutput()[0], nil
 }
 
 // TestCheckpointParams is Caffe2's test_checkpoint_params: on devices
@@ -46,44 +40,21 @@ func spatialBN(m *brew.Model, in, out string, channels int, args ...*netdef.Argu
 // blob of another device nor the input.
 func TestCheckpointParams(t *testing.T) {
 	forward := func(m *brew.Model, lossScale float32) ([]string, error) {
-		if err := m.AddExternalInputs("data", "label"); err != nil {
-			return nil, err
-		}
-		if _, err := m.Op("NHWC2NCHW", []string{"data"}, []string{"data_nchw"}); err != nil {
-			return nil, err
-		}
-		if _, err := brew.Conv(m, "data_nchw", "conv1", 3, 64, 7,
-			brew.WeightInit(brew.Init("MSRAFill")), brew.Stride(2), brew.Pad(3)); err != nil {
-			return nil, err
-		}
-		if _, err := spatialBN(m, "conv1", "conv1_spatbn_relu", 64, netdef.ArgFloat("epsilon", 1e-3)); err != nil {
-			return nil, err
-		}
-		if _, err := brew.Relu(m, "conv1_spatbn_relu", "conv1_spatbn_relu"); err != nil {
-			return nil, err
-		}
-		if _, err := brew.MaxPool(m, "conv1_spatbn_relu", "pool1", brew.Kernel(3), brew.Stride(2)); err != nil {
-			return nil, err
-		}
-		if _, err := brew.FC(m, "pool1", "fc", 64*56*56, 100); err != nil {
-			return nil, err
-		}
-		if _, err := brew.Sigmoid(m, "fc", "fc_sigm"); err != nil {
-			return nil, err
-		}
-		if _, err := brew.Softmax(m, "fc_sigm", "softmax"); err != nil {
-			return nil, err
-		}
-		if _, err := m.Op("LabelCrossEntropy", []string{"softmax", "label"}, []string{"xent"}); err != nil {
-			return nil, err
-		}
-		op, err := m.Op("AveragedLoss", []string{"xent"}, []string{"loss"})
-		if err != nil {
-			return nil, err
-		}
+		m.AddExternalInputs("data", "label")
+		m.Op("NHWC2NCHW", []string{"data"}, []string{"data_nchw"})
+		brew.Conv(m, "data_nchw", "conv1", 3, 64, 7,
+			brew.WeightInit(brew.Init("MSRAFill")), brew.Stride(2), brew.Pad(3))
+		spatialBN(m, "conv1", "conv1_spatbn_relu", 64, netdef.ArgFloat("epsilon", 1e-3))
+		brew.Relu(m, "conv1_spatbn_relu", "conv1_spatbn_relu")
+		brew.MaxPool(m, "conv1_spatbn_relu", "pool1", brew.Kernel(3), brew.Stride(2))
+		brew.FC(m, "pool1", "fc", 64*56*56, 100)
+		brew.Sigmoid(m, "fc", "fc_sigm")
+		brew.Softmax(m, "fc_sigm", "softmax")
+		m.Op("LabelCrossEntropy", []string{"softmax", "label"}, []string{"xent"})
+		op := m.Op("AveragedLoss", []string{"xent"}, []string{"loss"})
 		// A duplicate parameter initialization must be harmless.
 		devicescope.Current().Op(m.InitNet, "ConstantFill", nil, []string{"fc_w"}, netdef.ArgInts("shape", 64*56*56, 1000))
-		return op.GetOutput(), nil
+		return op.GetOutput(), m.Err()
 	}
 	m, err := brew.NewModelWith("test", brew.ModelOptions{ArgScope: []brew.Option{brew.Order("NHWC")}})
 	if err != nil {
@@ -133,18 +104,11 @@ func TestCheckpointParams(t *testing.T) {
 // devices.
 func TestNetConversionAndAppendNet(t *testing.T) {
 	other := brew.NewModel("other")
-	if err := other.AddExternalInputs("data"); err != nil {
-		t.Fatal(err)
-	}
-	fc1, err := brew.FC(other, "data", "other_fc1", 8, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fc2, err := brew.FC(other, fc1, "other_fc2", 10, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := brew.FC(other, fc2, "other_fc3", 10, 10); err != nil {
+	other.AddExternalInputs("data")
+	fc1 := brew.FC(other, "data", "other_fc1", 8, 10)
+	fc2 := brew.FC(other, fc1, "other_fc2", 10, 10)
+	brew.FC(other, fc2, "other_fc3", 10, 10)
+	if err := other.Err(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -167,14 +131,9 @@ func TestNetConversionAndAppendNet(t *testing.T) {
 			}
 			m.Net.AppendNet(net)
 			m.InitNet.AppendNet(init)
-			if _, err := m.Op("AveragedLoss", []string{"other_fc3"}, []string{"loss"}); err != nil {
-				return nil, err
-			}
-			op, err := m.Op("Scale", []string{"loss"}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
-			if err != nil {
-				return nil, err
-			}
-			return op.GetOutput(), nil
+			m.Op("AveragedLoss", []string{"other_fc3"}, []string{"loss"})
+			op := m.Op("Scale", []string{"loss"}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
+			return op.GetOutput(), m.Err()
 		},
 		OptimizerBuilder: func(m *brew.Model) error {
 			_, err := brew.BuildSGD(m, brew.SGDOptions{BaseLR: 0.1, Policy: "fixed"})

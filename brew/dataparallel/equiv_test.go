@@ -71,14 +71,9 @@ func runEquivModel(t *testing.T, o equivOptions) []float32 {
 	brew.ResetOptimizerInstanceCount()
 	m := brew.NewModel(fmt.Sprintf("test%v", o.devices))
 	forward := func(m *brew.Model, lossScale float32) ([]string, error) {
-		if err := m.AddExternalInputs("data", "label"); err != nil {
-			return nil, err
-		}
-		fc, err := brew.FC(m, "data", "fc", 16, 1,
+		m.AddExternalInputs("data", "label")
+		fc := brew.FC(m, "data", "fc", 16, 1,
 			brew.WeightInit(brew.Init("ConstantFill")), brew.BiasInit(brew.Init("ConstantFill")))
-		if err != nil {
-			return nil, err
-		}
 		steps := []struct {
 			typ     string
 			in, out []string
@@ -92,12 +87,10 @@ func runEquivModel(t *testing.T, o equivOptions) []float32 {
 		}
 		var op *netdef.OperatorDef
 		for _, s := range steps {
-			if op, err = m.Op(s.typ, s.in, s.out, s.args...); err != nil {
-				return nil, err
-			}
+			op = m.Op(s.typ, s.in, s.out, s.args...)
 		}
 		devicescope.Current().Op(m.InitNet, "UniformFill", nil, []string{"sync_num"}, netdef.ArgInts("shape", 1))
-		return op.GetOutput(), nil
+		return op.GetOutput(), m.Err()
 	}
 	opts := dataparallel.Options{
 		ForwardBuilder:  forward,
@@ -175,22 +168,17 @@ func perDeviceSGD(lr float32) func(m *brew.Model) error {
 		s.Op(m.InitNet, "ConstantFill", nil, []string{"ITER"}, netdef.ArgInts("shape", 1),
 			netdef.ArgInt("value", 0), netdef.ArgInt("dtype", int64(netdef.TensorProto_INT64)))
 		s.Op(m.InitNet, "ConstantFill", nil, []string{"ONE"}, netdef.ArgInts("shape", 1), netdef.ArgFloat("value", 1))
-		it, err := m.Op("Iter", []string{"ITER"}, []string{"ITER"})
-		if err != nil {
-			return err
-		}
-		lrOp, err := m.Op("LearningRate", it.GetOutput(), []string{"LR"},
+		it := m.Op("Iter", []string{"ITER"}, []string{"ITER"})
+		lrOp := m.Op("LearningRate", it.GetOutput(), []string{"LR"},
 			netdef.ArgFloat("base_lr", -lr), netdef.ArgString("policy", "fixed"))
-		if err != nil {
+		if err := m.Err(); err != nil {
 			return err
 		}
 		for _, param := range m.GetParams() {
 			grad := m.ParamToGrad()[param]
-			if _, err := m.Op("WeightedSum", []string{param, "ONE", grad, lrOp.GetOutput()[0]}, []string{param}); err != nil {
-				return err
-			}
+			m.Op("WeightedSum", []string{param, "ONE", grad, lrOp.GetOutput()[0]}, []string{param})
 		}
-		return nil
+		return m.Err()
 	}
 }
 

@@ -20,25 +20,13 @@ func Example() {
 		Devices:   []int{0, 1},
 		Workspace: ws,
 		ForwardBuilder: func(m *brew.Model, lossScale float32) ([]string, error) {
-			if err := m.AddExternalInputs("x", "y"); err != nil {
-				return nil, err
-			}
-			pred, err := brew.FC(m, "x", "pred", 1, 1,
+			m.AddExternalInputs("x", "y")
+			pred := brew.FC(m, "x", "pred", 1, 1,
 				brew.WeightInit(brew.Init("ConstantFill")), brew.BiasInit(brew.Init("ConstantFill")))
-			if err != nil {
-				return nil, err
-			}
-			if _, err := m.Op("SquaredL2Distance", []string{pred, "y"}, []string{"dist"}); err != nil {
-				return nil, err
-			}
-			if _, err := m.Op("AveragedLoss", []string{"dist"}, []string{"loss"}); err != nil {
-				return nil, err
-			}
-			op, err := m.Op("Scale", []string{"loss"}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
-			if err != nil {
-				return nil, err
-			}
-			return op.GetOutput(), nil
+			m.Op("SquaredL2Distance", []string{pred, "y"}, []string{"dist"})
+			m.Op("AveragedLoss", []string{"dist"}, []string{"loss"})
+			op := m.Op("Scale", []string{"loss"}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
+			return op.GetOutput(), m.Err()
 		},
 		OptimizerBuilder: func(m *brew.Model) error {
 			_, err := brew.BuildSGD(m, brew.SGDOptions{BaseLR: 0.1})

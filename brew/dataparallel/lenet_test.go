@@ -16,33 +16,16 @@ import (
 // (20) → max pool 2 → conv 5×5 (50) → max pool 2 → FC 500 → ReLU → FC 10
 // → SoftmaxWithLoss, the loss scaled by lossScale.
 func lenetForward(m *brew.Model, lossScale float32) ([]string, error) {
-	if err := m.AddExternalInputs("data", "label"); err != nil {
-		return nil, err
-	}
-	type layer func() (string, error)
-	layers := []layer{
-		func() (string, error) { return brew.Conv(m, "data", "conv1", 1, 20, 5) },
-		func() (string, error) { return brew.MaxPool(m, "conv1", "pool1", brew.Kernel(2), brew.Stride(2)) },
-		func() (string, error) { return brew.Conv(m, "pool1", "conv2", 20, 50, 5) },
-		func() (string, error) { return brew.MaxPool(m, "conv2", "pool2", brew.Kernel(2), brew.Stride(2)) },
-		func() (string, error) { return brew.FC(m, "pool2", "fc3", 50*4*4, 500) },
-		func() (string, error) { return brew.Relu(m, "fc3", "relu3") },
-		func() (string, error) { return brew.FC(m, "relu3", "pred", 500, 10) },
-	}
-	for _, l := range layers {
-		if _, err := l(); err != nil {
-			return nil, err
-		}
-	}
-	_, loss, err := brew.SoftmaxWithLoss(m, "pred", "label", "softmax", "loss")
-	if err != nil {
-		return nil, err
-	}
-	op, err := m.Op("Scale", []string{loss}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
-	if err != nil {
-		return nil, err
-	}
-	return op.GetOutput(), nil
+	m.AddExternalInputs("data", "label")
+	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
+	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
+	conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
+	pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
+	relu3 := brew.Relu(m, brew.FC(m, pool2, "fc3", 50*4*4, 500), "relu3")
+	pred := brew.FC(m, relu3, "pred", 500, 10)
+	_, loss := brew.SoftmaxWithLoss(m, pred, "label", "softmax", "loss")
+	op := m.Op("Scale", []string{loss}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
+	return op.GetOutput(), m.Err()
 }
 
 // lenetOptimizer is weight decay 1e-4 and Nesterov momentum SGD 0.9 at

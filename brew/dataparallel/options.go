@@ -8,6 +8,9 @@ import (
 
 // Options configure Parallelize. They are Caffe2's keyword arguments of
 // data_parallel_model.Parallelize; zero values take the defaults given.
+// A builder fails when it returns an error or leaves one recorded in the
+// model (brew.Model.Err), so a builder made of brew helpers can simply end
+// with return m.Err().
 type Options struct {
 	// InputBuilder adds the operators that produce one device's input
 	// blobs (Caffe2's input_builder_fun). It runs once per device inside

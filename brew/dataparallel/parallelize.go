@@ -83,8 +83,10 @@ type Parallel struct {
 // KernelThreadsPerDevice, that kernel thread budget.
 //
 // Parallelize refuses to run inside a non-CPU device scope and needs a
-// non-empty device list. Errors name what failed; on error m may be left
-// partially built.
+// non-empty device list. A model with an error is refused (Parallelize
+// returns its Err), and a builder that records an error in the model
+// fails as if it had returned it. Errors name what failed; on error m may
+// be left partially built.
 func Parallelize(m *brew.Model, o Options) (*Parallel, error) {
 	if cur := devicescope.Current().Device(); cur != nil && cur.Type() != netdef.CPU {
 		return nil, fmt.Errorf("dataparallel: Parallelize must not run inside a %s device scope (%s): it sets each replica's device itself",
@@ -92,6 +94,9 @@ func Parallelize(m *brew.Model, o Options) (*Parallel, error) {
 	}
 	if m == nil {
 		return nil, errors.New("dataparallel: Parallelize: nil model")
+	}
+	if err := m.Err(); err != nil {
+		return nil, err
 	}
 	p, err := newParallel(m, o)
 	if err != nil {
@@ -190,12 +195,13 @@ func (p *Parallel) build() error {
 		var err error
 		p.inDeviceScope(d, func() {
 			if p.opts.InputBuilder != nil {
-				if err = p.opts.InputBuilder(m); err != nil {
+				if err = built(m, p.opts.InputBuilder(m)); err != nil {
 					err = fmt.Errorf("input builder on %s: %w", p.deviceName(d), err)
 					return
 				}
 			}
-			if losses, err = p.opts.ForwardBuilder(m, lossScale); err != nil {
+			losses, err = p.opts.ForwardBuilder(m, lossScale)
+			if err = built(m, err); err != nil {
 				err = fmt.Errorf("forward builder on %s: %w", p.deviceName(d), err)
 			}
 		})
@@ -266,12 +272,12 @@ func (p *Parallel) build() error {
 
 	if p.opts.ParamUpdateBuilder != nil {
 		for _, d := range p.devices {
-			p.inDeviceScope(d, func() { err = p.opts.ParamUpdateBuilder(m) })
+			p.inDeviceScope(d, func() { err = built(m, p.opts.ParamUpdateBuilder(m)) })
 			if err != nil {
 				return fmt.Errorf("param update builder on %s: %w", p.deviceName(d), err)
 			}
 		}
-	} else if err := p.opts.OptimizerBuilder(m); err != nil {
+	} else if err := built(m, p.opts.OptimizerBuilder(m)); err != nil {
 		return fmt.Errorf("optimizer builder: %w", err)
 	}
 
@@ -292,7 +298,7 @@ func (p *Parallel) build() error {
 	}
 	if p.opts.PostSyncBuilder != nil {
 		for _, d := range p.devices {
-			p.inDeviceScope(d, func() { err = p.opts.PostSyncBuilder(m) })
+			p.inDeviceScope(d, func() { err = built(m, p.opts.PostSyncBuilder(m)) })
 			if err != nil {
 				return fmt.Errorf("post-sync builder on %s: %w", p.deviceName(d), err)
 			}
@@ -302,6 +308,15 @@ func (p *Parallel) build() error {
 		p.remapSharedParams()
 	}
 	return nil
+}
+
+// built returns the error a builder returned, else the error it recorded
+// in the model.
+func built(m *brew.Model, err error) error {
+	if err != nil {
+		return err
+	}
+	return m.Err()
 }
 
 // inDeviceScope runs fn with device d's device scope and name scope

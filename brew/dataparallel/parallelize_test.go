@@ -49,29 +49,15 @@ func init() {
 // (probe) when probe is set, and the scaled mean squared distance to label.
 func fcForward(probe []*netdef.Argument) func(m *brew.Model, lossScale float32) ([]string, error) {
 	return func(m *brew.Model, lossScale float32) ([]string, error) {
-		if err := m.AddExternalInputs("data", "label"); err != nil {
-			return nil, err
-		}
-		fc, err := brew.FC(m, "data", "fc", 4, 2)
-		if err != nil {
-			return nil, err
-		}
+		m.AddExternalInputs("data", "label")
+		fc := brew.FC(m, "data", "fc", 4, 2)
 		if probe != nil {
-			if _, err := m.Op("DataParallelTestFail", []string{fc}, []string{"probe"}, probe...); err != nil {
-				return nil, err
-			}
+			m.Op("DataParallelTestFail", []string{fc}, []string{"probe"}, probe...)
 		}
-		if _, err := m.Op("SquaredL2Distance", []string{fc, "label"}, []string{"sq"}); err != nil {
-			return nil, err
-		}
-		if _, err := m.Op("AveragedLoss", []string{"sq"}, []string{"loss"}); err != nil {
-			return nil, err
-		}
-		op, err := m.Op("Scale", []string{"loss"}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
-		if err != nil {
-			return nil, err
-		}
-		return op.GetOutput(), nil
+		m.Op("SquaredL2Distance", []string{fc, "label"}, []string{"sq"})
+		m.Op("AveragedLoss", []string{"sq"}, []string{"loss"})
+		op := m.Op("Scale", []string{"loss"}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
+		return op.GetOutput(), m.Err()
 	}
 }
 
@@ -210,6 +196,14 @@ func TestOptionErrors(t *testing.T) {
 			"forward builder on cpu_0: no layers today"},
 		{"input builder error", dataparallel.Options{Devices: []int{2, 1}, ForwardBuilder: fcForward(nil),
 			InputBuilder: func(*brew.Model) error { return errors.New("no data") }}, "input builder on cpu_2: no data"},
+		{"error left in the model", dataparallel.Options{Devices: []int{0, 1},
+			ForwardBuilder: func(m *brew.Model, _ float32) ([]string, error) {
+				return []string{brew.FC(m, "no_such_blob", "fc", 4, 2)}, nil
+			}},
+			`forward builder on cpu_0: brew: FC("cpu_0/fc")`},
+		{"error left by the input builder", dataparallel.Options{Devices: []int{1}, ForwardBuilder: fcForward(nil),
+			InputBuilder: func(m *brew.Model) error { m.AddExternalInputs(""); return nil }},
+			"input builder on cpu_1: brew: model \"bad\": AddExternalInputs: empty blob name"},
 		{"no loss", dataparallel.Options{Devices: []int{0}, ParamUpdateBuilder: update,
 			ForwardBuilder: func(*brew.Model, float32) ([]string, error) { return nil, nil }}, "returned no loss"},
 		{"update builder error", dataparallel.Options{Devices: []int{0, 1}, ForwardBuilder: fcForward(nil),
@@ -227,19 +221,29 @@ func TestOptionErrors(t *testing.T) {
 	}
 }
 
+// TestModelWithError checks that Parallelize refuses a model that has
+// recorded an error, returning that error and building nothing.
+func TestModelWithError(t *testing.T) {
+	m := brew.NewModel("failed")
+	brew.Relu(m, "no_such_blob", "r")
+	_, err := dataparallel.Parallelize(m, dataparallel.Options{Devices: []int{0}, ForwardBuilder: fcForward(nil)})
+	if err == nil || err != m.Err() {
+		t.Fatalf("Parallelize = %v, want the model's error %v", err, m.Err())
+	}
+	if n := len(m.Net.Proto().GetOp()); n != 0 {
+		t.Errorf("the net has %d operators", n)
+	}
+}
+
 // TestParamOutsideDeviceScope checks that a parameter the forward builder
 // creates outside the device's name scope is an error naming it.
 func TestParamOutsideDeviceScope(t *testing.T) {
 	_, err := dataparallel.Parallelize(brew.NewModel("outside"), dataparallel.Options{
 		Devices: []int{0, 1}, ParamUpdateBuilder: perDeviceSGD(0.1),
 		ForwardBuilder: func(m *brew.Model, s float32) ([]string, error) {
-			var err error
 			devicescope.With(devicescope.Current().WithNameReset("elsewhere"), func() {
-				_, err = m.CreateParam("w", []int64{1}, brew.Init("ConstantFill"))
+				m.CreateParam("w", []int64{1}, brew.Init("ConstantFill"))
 			})
-			if err != nil {
-				return nil, err
-			}
 			return fcForward(nil)(m, s)
 		},
 	})

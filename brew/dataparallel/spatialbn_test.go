@@ -26,23 +26,12 @@ func runBNModel(t *testing.T, devices []int, combine bool, data []float32) (tanh
 	p, err := dataparallel.Parallelize(m, dataparallel.Options{
 		Devices: devices, CombineSpatialBN: combine, Workspace: ws,
 		ForwardBuilder: func(m *brew.Model, _ float32) ([]string, error) {
-			if err := m.AddExternalInputs("data"); err != nil {
-				return nil, err
-			}
-			if _, err := brew.Tanh(m, "data", "tanh"); err != nil {
-				return nil, err
-			}
-			if _, err := spatialBN(m, "tanh", "bn_out", 1, netdef.ArgFloat("epsilon", bnEpsilon)); err != nil {
-				return nil, err
-			}
-			if _, err := m.Op("Sqr", []string{"bn_out"}, []string{"sqr"}); err != nil {
-				return nil, err
-			}
-			op, err := m.Op("SumElements", []string{"sqr"}, []string{"loss"})
-			if err != nil {
-				return nil, err
-			}
-			return op.GetOutput(), nil
+			m.AddExternalInputs("data")
+			brew.Tanh(m, "data", "tanh")
+			spatialBN(m, "tanh", "bn_out", 1, netdef.ArgFloat("epsilon", bnEpsilon))
+			m.Op("Sqr", []string{"bn_out"}, []string{"sqr"})
+			op := m.Op("SumElements", []string{"sqr"}, []string{"loss"})
+			return op.GetOutput(), m.Err()
 		},
 		OptimizerBuilder: func(m *brew.Model) error {
 			_, err := brew.BuildSGD(m, brew.SGDOptions{BaseLR: 0.1})

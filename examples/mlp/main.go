@@ -65,9 +65,7 @@ func run(ctx context.Context, out io.Writer, epochs, batch, hidden int, baseLR f
 	defer ws.Close()
 
 	model := brew.NewModel("mlp_train")
-	if _, err := addMLP(model, hidden); err != nil {
-		return res, err
-	}
+	addMLP(model, hidden) // AddGradientOperators returns an error addMLP recorded
 	if _, err := model.AddGradientOperators("loss"); err != nil {
 		return res, err
 	}
@@ -82,7 +80,8 @@ func run(ctx context.Context, out io.Writer, epochs, batch, hidden int, baseLR f
 	if err != nil {
 		return res, err
 	}
-	if _, err := addMLP(testModel, hidden); err != nil {
+	addMLP(testModel, hidden)
+	if err := testModel.Err(); err != nil {
 		return res, err
 	}
 	for i, op := range model.InitNet.Proto().GetOp() {
@@ -121,31 +120,13 @@ func run(ctx context.Context, out io.Writer, epochs, batch, hidden int, baseLR f
 	return res, nil
 }
 
-// addMLP adds FC → Relu → FC → SoftmaxWithLoss and Accuracy from "data"
-// and "label" to m, and returns the loss blob.
-func addMLP(m *brew.Model, hidden int) (string, error) {
-	if err := m.AddExternalInputs("data", "label"); err != nil {
-		return "", err
-	}
-	fc1, err := brew.FC(m, "data", "fc1", features, hidden)
-	if err != nil {
-		return "", err
-	}
-	if _, err := brew.Relu(m, fc1, fc1); err != nil {
-		return "", err
-	}
-	fc2, err := brew.FC(m, fc1, "fc2", hidden, classes)
-	if err != nil {
-		return "", err
-	}
-	softmax, loss, err := brew.SoftmaxWithLoss(m, fc2, "label", "softmax", "loss")
-	if err != nil {
-		return "", err
-	}
-	if _, err := brew.Accuracy(m, softmax, "label", "accuracy"); err != nil {
-		return "", err
-	}
-	return loss, nil
+// addMLP adds FC → Relu → FC → SoftmaxWithLoss ("loss") and Accuracy
+// ("accuracy") from "data" and "label" to m; an error is recorded in m.
+func addMLP(m *brew.Model, hidden int) {
+	m.AddExternalInputs("data", "label")
+	fc1 := brew.Relu(m, brew.FC(m, "data", "fc1", features, hidden), "fc1")
+	softmax, _ := brew.SoftmaxWithLoss(m, brew.FC(m, fc1, "fc2", hidden, classes), "label", "softmax", "loss")
+	brew.Accuracy(m, softmax, "label", "accuracy")
 }
 
 // loadDigits parses the embedded CSV (64 pixel values in 0..16, then the

@@ -186,28 +186,15 @@ func run(ctx context.Context, out io.Writer, c config) (*result, error) {
 // accuracy to m, and returns the loss blob.
 func addLeNet(m *brew.Model, train bool) (string, error) {
 	// The images and labels are fed, not produced by an operator.
-	err := m.AddExternalInputs("data", "label")
-	step := func(f func() (string, error)) string {
-		if err != nil {
-			return ""
-		}
-		var out string
-		out, err = f()
-		return out
-	}
-	conv1 := step(func() (string, error) { return brew.Conv(m, "data", "conv1", 1, 20, 5) })
-	pool1 := step(func() (string, error) { return brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2)) })
-	conv2 := step(func() (string, error) { return brew.Conv(m, pool1, "conv2", 20, 50, 5) })
-	pool2 := step(func() (string, error) { return brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2)) })
-	fc3 := step(func() (string, error) { return brew.FC(m, pool2, "fc3", 50*4*4, 500) })
-	relu := step(func() (string, error) { return brew.Relu(m, fc3, "fc3") })
-	pred := step(func() (string, error) { return brew.FC(m, relu, "pred", 500, 10) })
-	var softmax, loss string
-	if err == nil {
-		softmax, loss, err = brew.SoftmaxWithLoss(m, pred, "label", "softmax", "loss")
-	}
-	step(func() (string, error) { return brew.Accuracy(m, softmax, "label", "accuracy") })
-	if err != nil {
+	m.AddExternalInputs("data", "label")
+	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
+	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
+	conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
+	pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
+	fc3 := brew.Relu(m, brew.FC(m, pool2, "fc3", 50*4*4, 500), "fc3")
+	softmax, loss := brew.SoftmaxWithLoss(m, brew.FC(m, fc3, "pred", 500, 10), "label", "softmax", "loss")
+	brew.Accuracy(m, softmax, "label", "accuracy")
+	if err := m.Err(); err != nil {
 		return "", fmt.Errorf("building LeNet (train %v): %w", train, err)
 	}
 	return loss, nil

@@ -40,7 +40,7 @@ var Module = binding.NewModule(binding.ModuleSpec{
 				if err != nil {
 					return "", err
 				}
-				return brew.FC(c.model.Model(), in, out, dimIn, dimOut, c.opts...)
+				return brew.FC(c.model.Model(), in, out, dimIn, dimOut, c.opts...), nil
 			})},
 		{Name: "conv", Doc: "conv(model, blob_in, blob_out, dim_in, dim_out, kernel, **kw)\n\nA convolution: params <out>_w (XavierFill) and <out>_b (ConstantFill 0, absent with no_bias).", Body: convHelper(brew.Conv)},
 		{Name: "conv_transpose", Doc: "conv_transpose(model, blob_in, blob_out, dim_in, dim_out, kernel, **kw)\n\nA transposed convolution: weight [dim_in, dim_out, k, k].", Body: convHelper(brew.ConvTranspose)},
@@ -68,7 +68,7 @@ var Module = binding.NewModule(binding.ModuleSpec{
 				if err != nil {
 					return "", err
 				}
-				return brew.SpatialBN(c.model.Model(), in, out, dimIn, c.opts...)
+				return brew.SpatialBN(c.model.Model(), in, out, dimIn, c.opts...), nil
 			})},
 		{Name: "prelu", Doc: "prelu(model, blob_in, blob_out, num_channels=1, slope_init=None)\n\nParametric Relu with param <out>_slope [num_channels] (ConstantFill 0.25).",
 			Body: brewHelper([]string{"blob_in", "blob_out", "num_channels?"}, func(c *helperCall) (string, error) {
@@ -84,7 +84,7 @@ var Module = binding.NewModule(binding.ModuleSpec{
 				if err != nil {
 					return "", err
 				}
-				return brew.PRelu(c.model.Model(), in, out, n, c.opts...)
+				return brew.PRelu(c.model.Model(), in, out, n, c.opts...), nil
 			})},
 		{Name: "concat", Doc: "concat(model, blobs_in, blob_out, **kw)\n\nConcat along axis (or the order's channel axis).", Body: listHelper("blobs_in", brew.Concat)},
 		{Name: "depth_concat", Doc: "depth_concat(model, blobs_in, blob_out, **kw)\n\nConcat along the channels.", Body: listHelper("blobs_in", brew.DepthConcat)},
@@ -95,7 +95,7 @@ var Module = binding.NewModule(binding.ModuleSpec{
 				if err != nil {
 					return "", err
 				}
-				return brew.Iter(c.model.Model(), out, c.opts...)
+				return brew.Iter(c.model.Model(), out, c.opts...), nil
 			})},
 		{Name: "accuracy", Doc: "accuracy(model, blob_in, blob_out, **kw)\n\nAccuracy of [predictions, labels] (top_k).",
 			Body: brewHelper([]string{"blob_in", "blob_out"}, func(c *helperCall) (string, error) {
@@ -110,7 +110,7 @@ var Module = binding.NewModule(binding.ModuleSpec{
 				if err != nil {
 					return "", err
 				}
-				return brew.Accuracy(c.model.Model(), ins[0], ins[1], out, c.opts...)
+				return brew.Accuracy(c.model.Model(), ins[0], ins[1], out, c.opts...), nil
 			})},
 		{Name: "add_weight_decay", Doc: "add_weight_decay(model, weight_decay)\n\nAdds weight_decay * param to the gradient of every weight (as optimizer.add_weight_decay).",
 			Body: brewHelper([]string{"weight_decay"}, func(c *helperCall) (string, error) {
@@ -144,8 +144,8 @@ func brewDBInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if err != nil {
 		return nil, fmt.Errorf("%s: blobs_out: %v", b.Name(), err)
 	}
-	full, err := brew.DBInput(model.Model(), outs, batch, db, dbType)
-	if err != nil {
+	full := brew.DBInput(model.Model(), outs, batch, db, dbType)
+	if err := model.Model().TakeErr(); err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	refs := make(starlark.Tuple, len(full))

@@ -104,7 +104,8 @@ func (c *helperCall) resolve(v starlark.Value) (string, error) {
 		return m.Net.BlobIsDefined(n) || m.InitNet.BlobIsDefined(n) || m.ParamInfo(n) != nil
 	}
 	if !known(full) && !known(name) {
-		if err := m.AddExternalInputs(name); err != nil {
+		m.AddExternalInputs(name)
+		if err := m.TakeErr(); err != nil {
 			return "", err
 		}
 	}
@@ -160,7 +161,10 @@ func (c *helperCall) ref(name string) starlark.Value {
 }
 
 // brewHelper builds a helper binding from its parameter list and a body
-// that calls package brew.
+// that calls package brew. The body returns the errors of its arguments;
+// the error the brew call recorded in the model is taken from it
+// (Model.TakeErr), so that each call raises its own error and the model
+// stays usable after a failed call (a typo in the REPL).
 func brewHelper(params []string, body func(c *helperCall) (string, error)) binding.Func {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		c, err := parseHelper(b, args, kwargs, params...)
@@ -168,6 +172,9 @@ func brewHelper(params []string, body func(c *helperCall) (string, error)) bindi
 			return nil, err
 		}
 		out, err := body(c)
+		if modelErr := c.model.Model().TakeErr(); err == nil {
+			err = modelErr
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
@@ -179,7 +186,7 @@ func brewHelper(params []string, body func(c *helperCall) (string, error)) bindi
 }
 
 // unaryHelper binds a helper of the form f(model, blob_in, blob_out, **kw).
-func unaryHelper(f func(m *brew.Model, in, out string, opts ...brew.Option) (string, error), outOptional bool) binding.Func {
+func unaryHelper(f func(m *brew.Model, in, out string, opts ...brew.Option) string, outOptional bool) binding.Func {
 	outParam := "blob_out"
 	if outOptional {
 		outParam += "?"
@@ -193,12 +200,12 @@ func unaryHelper(f func(m *brew.Model, in, out string, opts ...brew.Option) (str
 		if err != nil {
 			return "", err
 		}
-		return f(c.model.Model(), in, out, c.opts...)
+		return f(c.model.Model(), in, out, c.opts...), nil
 	})
 }
 
 // listHelper binds a helper of the form f(model, blobs_in, blob_out, **kw).
-func listHelper(inKey string, f func(m *brew.Model, ins []string, out string, opts ...brew.Option) (string, error)) binding.Func {
+func listHelper(inKey string, f func(m *brew.Model, ins []string, out string, opts ...brew.Option) string) binding.Func {
 	return brewHelper([]string{inKey, "blob_out"}, func(c *helperCall) (string, error) {
 		ins, err := c.inputs(inKey)
 		if err != nil {
@@ -208,11 +215,11 @@ func listHelper(inKey string, f func(m *brew.Model, ins []string, out string, op
 		if err != nil {
 			return "", err
 		}
-		return f(c.model.Model(), ins, out, c.opts...)
+		return f(c.model.Model(), ins, out, c.opts...), nil
 	})
 }
 
-func convHelper(f func(m *brew.Model, in, out string, dimIn, dimOut, kernel int, opts ...brew.Option) (string, error)) binding.Func {
+func convHelper(f func(m *brew.Model, in, out string, dimIn, dimOut, kernel int, opts ...brew.Option) string) binding.Func {
 	return brewHelper([]string{"blob_in", "blob_out", "dim_in", "dim_out", "kernel"}, func(c *helperCall) (string, error) {
 		in, err := c.input("blob_in")
 		if err != nil {
@@ -234,6 +241,6 @@ func convHelper(f func(m *brew.Model, in, out string, dimIn, dimOut, kernel int,
 		if err != nil {
 			return "", err
 		}
-		return f(c.model.Model(), in, out, dimIn, dimOut, kernel, c.opts...)
+		return f(c.model.Model(), in, out, dimIn, dimOut, kernel, c.opts...), nil
 	})
 }
