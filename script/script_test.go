@@ -293,7 +293,7 @@ func TestBrewErrorsInTheREPL(t *testing.T) {
 	resetWorld(t)
 	var out bytes.Buffer
 	in := New(Options{Stdout: &out})
-	run := func(src string) error { return in.Exec("repl.star", src) }
+	run := func(src string) error { return in.Exec(context.Background(), "repl.star", src) }
 	if err := run("m = model_helper.ModelHelper(name = \"repl\")\nfc1 = brew.fc(m, \"data\", \"fc1\", 4, 8)\n"); err != nil {
 		t.Fatal(FormatError(err))
 	}
