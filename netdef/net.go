@@ -151,7 +151,9 @@ func (n *Net) AddOp(op *OperatorDef) *OperatorDef {
 	return op
 }
 
-// Op builds an operator with NewOperator and adds it with AddOp.
+// Op builds an operator with NewOperator and adds it with AddOp. Names are
+// used as given: the name and device scopes live in package devicescope, a
+// floor above this one, so brew's Model.Op is the call that applies them.
 func (n *Net) Op(typ string, inputs, outputs []string, args ...*Argument) *OperatorDef {
 	return n.AddOp(NewOperator(typ, inputs, outputs, args...))
 }
