@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -51,6 +52,7 @@ type Base struct {
 	impl    Implementation       // the registration chosen
 	threads int                  // kernel thread budget; 0: GOMAXPROCS at each call
 	rng     *rand.Rand
+	ctx     context.Context // the current run's; nil outside a run
 }
 
 // OpBase returns b itself, so that embedding *Base satisfies
@@ -76,6 +78,22 @@ func (b *Base) Workspace() Workspace { return b.ws }
 
 // Device returns the device the operator runs on.
 func (b *Base) Device() devicescope.Device { return b.device }
+
+// Context returns the context of the net run the operator is part of
+// (context.Background() when it runs on its own). Kernels that can run
+// long check it at a coarse grain, such as between the images of a batch,
+// and return its error once it is done; the executor checks it between
+// operators.
+func (b *Base) Context() context.Context {
+	if b.ctx == nil {
+		return context.Background()
+	}
+	return b.ctx
+}
+
+// SetContext sets the context Context returns; executors call it before
+// running the operator.
+func (b *Base) SetContext(ctx context.Context) { b.ctx = ctx }
 
 // Threads returns the operator's kernel thread budget: the most goroutines
 // one kernel call of the operator may split its work into (the threads

@@ -230,6 +230,7 @@ func runOp(ctx context.Context, ops []operators.Operator, i int) error {
 		d := ops[i].OpBase().Def()
 		return &operators.OpError{Index: i, Type: d.GetType(), Name: d.GetName(), Err: fmt.Errorf("not started: %w", contextError(ctx))}
 	}
+	ops[i].OpBase().SetContext(ctx)
 	if err := operators.RunSafely(ops[i]); err != nil {
 		d := ops[i].OpBase().Def()
 		return &operators.OpError{Index: i, Type: d.GetType(), Name: d.GetName(), Err: err}

@@ -195,7 +195,7 @@ func (o *convOp) Run() error {
 	} else {
 		runConv(&o.convBase, &o.s64, convForward, n, blob.Data[float64](x), blob.Data[float64](w), data[float64](bias), blob.Data[float64](y))
 	}
-	return nil
+	return o.Context().Err()
 }
 
 // data is blob.Data, nil for a nil tensor.
@@ -225,7 +225,7 @@ func runConv[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, img,
 	l := &o.l
 	parts := o.split(kind, n)
 	s.prepare(l, parts, 0, 0)
-	s.job = batchJob[T]{kind: kind, l: l, img: img, side: side, w: w, b: b, cols: s.cols, sides: s.sides}
+	s.job = batchJob[T]{kind: kind, l: l, img: img, side: side, w: w, b: b, cols: s.cols, sides: s.sides, done: o.Context().Done()}
 	parallel.Run(&s.job, n, parts)
 	s.job = batchJob[T]{}
 }
@@ -272,7 +272,7 @@ func (o *convGradOp) Run() error {
 	} else {
 		runConvGrad(&o.convBase, &o.s64, convBackward, n, blob.Data[float64](x), blob.Data[float64](w), blob.Data[float64](dy), data[float64](dw), data[float64](db), data[float64](dx))
 	}
-	return nil
+	return o.Context().Err()
 }
 
 func sameDims(a, b []int) bool {
@@ -333,7 +333,7 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	if from == 1 {
 		s.dw[0] = dw
 	}
-	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, sides: s.sides, dw: s.dw}
+	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, sides: s.sides, dw: s.dw, done: o.Context().Done()}
 	if kind == convBackward {
 		s.job.img, s.job.side, s.job.dimg = x, dy, dx
 		if dx != nil && l.order == convargs.NCHW {

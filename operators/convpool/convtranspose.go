@@ -181,7 +181,7 @@ func (o *convTransposeOp) Run() error {
 	} else {
 		runConv(&o.convBase, &o.s64, transForward, n, blob.Data[float64](y), blob.Data[float64](w), data[float64](bias), blob.Data[float64](x))
 	}
-	return nil
+	return o.Context().Err()
 }
 
 // convTransposeGradOp is ConvTransposeGradient.
@@ -220,5 +220,5 @@ func (o *convTransposeGradOp) Run() error {
 	} else {
 		runConvGrad(&o.convBase, &o.s64, transBackward, n, blob.Data[float64](x), blob.Data[float64](w), blob.Data[float64](dy), data[float64](dw), data[float64](db), data[float64](dx))
 	}
-	return nil
+	return o.Context().Err()
 }

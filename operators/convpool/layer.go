@@ -274,6 +274,10 @@ type batchJob[T blob.Float] struct {
 	// bias-gradient source (NCHW only): side for convBackward, img for
 	// transBackward.
 	sums []T
+	// done is the run's cancellation (Base.Context): once it is closed
+	// the parts start no further images, and the operator returns the
+	// context's error.
+	done <-chan struct{}
 }
 
 // RunRange runs the images [lo, hi) with part's scratch, l.batch images at
@@ -281,6 +285,11 @@ type batchJob[T blob.Float] struct {
 func (j *batchJob[T]) RunRange(part, lo, hi int) {
 	l := j.l
 	for n := lo; n < hi; n += l.batch {
+		select {
+		case <-j.done:
+			return
+		default:
+		}
 		if g := min(l.batch, hi-n); g > 1 {
 			j.runGroup(part, n, g)
 		} else {
