@@ -79,7 +79,20 @@ func Equal(a, b []Record) bool {
 // TestDB checks that the registered DB type dbType meets the contract the
 // package documentation lists, each check a subtest of t working in its
 // own temporary directory.
-func TestDB(t *testing.T, dbType string) {
+func TestDB(t *testing.T, dbType string) { TestDBLimits(t, dbType, Limits{}) }
+
+// Limits are bounds of a DB type that the checks respect.
+type Limits struct {
+	// MaxKeyLen is the longest key the DB type can store, in bytes (0: no
+	// limit). LargeValues then puts a key of that length instead of one of
+	// 1,000 bytes, and checks that Put refuses a key one byte longer with an
+	// error that names the DB.
+	MaxKeyLen int
+}
+
+// TestDBLimits is TestDB for a DB type with the limits lim, such as LMDB's
+// longest key.
+func TestDBLimits(t *testing.T, dbType string, lim Limits) {
 	for _, c := range []struct {
 		name string
 		test func(t *testing.T, dbType, path string)
@@ -91,7 +104,7 @@ func TestDB(t *testing.T, dbType string) {
 		{"Modes", testModes},
 		{"Reopen", testReopen},
 		{"Empty", testEmpty},
-		{"LargeValues", testLargeValues},
+		{"LargeValues", func(t *testing.T, dbType, path string) { testLargeValues(t, dbType, path, lim) }},
 		{"ManyRecords", testManyRecords},
 		{"Transaction", testTransaction},
 		{"Close", testClose},
@@ -385,14 +398,30 @@ func testEmpty(t *testing.T, dbType, path string) {
 	check("a DB made NEW again with an empty transaction")
 }
 
-func testLargeValues(t *testing.T, dbType, path string) {
+func testLargeValues(t *testing.T, dbType, path string, lim Limits) {
 	var recs []Record
 	for i, n := range []int{64<<10 - 1, 64 << 10, 1<<20 + 7, 5 << 20} {
 		recs = append(recs, Record{fmt.Sprintf("big%d", i), pattern(n, byte(i))})
 	}
-	recs = append(recs, Record{"long/" + strings.Repeat("x", 995), []byte("v")})
+	keyLen := 1000
+	if lim.MaxKeyLen > 0 {
+		keyLen = min(keyLen, lim.MaxKeyLen)
+	}
+	recs = append(recs, Record{"long/" + strings.Repeat("x", keyLen-5), []byte("v")})
 	WriteAll(t, dbType, path, persist.ModeNew, recs...)
 	wantRecords(t, "large values and a long key", dbType, path, recs...)
+	if lim.MaxKeyLen == 0 {
+		return
+	}
+	db := open(t, dbType, path, persist.ModeWrite)
+	defer db.Close()
+	txn, err := db.NewTransaction()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	tooLong := strings.Repeat("k", lim.MaxKeyLen+1)
+	wantNamed(t, fmt.Sprintf("Put of a %d-byte key", len(tooLong)), txn.Put(tooLong, []byte("v")), path)
 }
 
 func testManyRecords(t *testing.T, dbType, path string) {

@@ -30,7 +30,8 @@
 //     exists and has an invalid cursor that SeekToFirst, Next and Seek leave
 //     invalid without error.
 //   - LargeValues: values of 64 KiB − 1 to 5 MiB and a 1,000-byte key read
-//     back intact.
+//     back intact (under TestDBLimits with a MaxKeyLen, a key of at most
+//     MaxKeyLen bytes, and Put refuses a longer one naming the DB).
 //   - ManyRecords: 10,000 records put with a Commit every 1,000 read back
 //     in order.
 //   - Transaction: Put copies its value and rejects empty keys and values,
