@@ -391,10 +391,10 @@ func TestResumeTrainingFromCheckpoint(t *testing.T) {
 // TestBuiltinDBTypes checks that a user of workspace, with no other
 // import, has every built-in DB type for the Save and Load operators.
 func TestBuiltinDBTypes(t *testing.T) {
-	if got, want := persist.DBTypes(), []string{"MiniDB", "badger", "minidb"}; !slices.Equal(got, want) {
+	if got, want := persist.DBTypes(), []string{"MiniDB", "badger", "leveldb", "lmdb", "minidb"}; !slices.Equal(got, want) {
 		t.Errorf("persist.DBTypes() = %q, want %q", got, want)
 	}
-	for _, typ := range []string{"minidb", persist.DefaultDBType} {
+	for _, typ := range []string{"minidb", "leveldb", persist.DefaultDBType} {
 		t.Run(typ, func(t *testing.T) {
 			ws := workspace.New(t.TempDir())
 			defer ws.Close()
