@@ -22,11 +22,16 @@
 //
 // ModeRead opens the directory read-only with a shared lock, so any number
 // of readers in this process or others may share it; ModeWrite and ModeNew
-// take LevelDB's exclusive lock. ModeNew empties an existing LevelDB (it
+// take LevelDB's exclusive lock. A DB with more than one log to replay (a
+// writer closed during a memtable flush leaves one), which goleveldb cannot
+// open read-only, is first opened for writing once, replaying its logs into
+// a table as the C++ library does on every open. ModeNew empties an existing LevelDB (it
 // deletes every record and compacts; Caffe2 refuses to open an existing one
 // for NEW) and refuses a non-empty directory that is not a LevelDB. Opening
 // checks every checksum and fails on a corrupt or truncated MANIFEST, log
 // or table instead of dropping what it cannot read, with an error that
 // names the directory and the file; cursors report damage found while
-// reading in the same way.
+// reading in the same way. A log or MANIFEST cut exactly at the end of a
+// record reads as the shorter file, as in the C++ library: LevelDB records
+// no lengths that would tell.
 package leveldb

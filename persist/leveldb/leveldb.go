@@ -3,11 +3,14 @@ package leveldb
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/syndtr/goleveldb/leveldb"
+	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
 	"github.com/syndtr/goleveldb/leveldb/iterator"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 	"github.com/syndtr/goleveldb/leveldb/util"
@@ -74,7 +77,16 @@ func openLevelDB(path string, mode persist.Mode) (persist.DB, error) {
 		}
 	}
 	db, err := leveldb.OpenFile(path, options(mode))
+	if mode == persist.ModeRead && err == io.EOF {
+		db, err = replayLogs(path)
+	}
 	if err != nil {
+		var corrupt *lerrors.ErrCorrupted
+		if errors.As(err, &corrupt) && corrupt.Fd.Zero() {
+			// goleveldb names no file when CURRENT names a missing MANIFEST.
+			current, _ := os.ReadFile(filepath.Join(path, currentFile))
+			err = fmt.Errorf("%w (%s names %q)", err, currentFile, strings.TrimSpace(string(current)))
+		}
 		return nil, fmt.Errorf("leveldb: Cannot open db: %s (mode %v): %w", path, mode, err)
 	}
 	d := &levelDB{path: path, mode: mode, db: db, cursors: map[*cursor]struct{}{}}
@@ -85,6 +97,23 @@ func openLevelDB(path string, mode persist.Mode) (persist.DB, error) {
 		}
 	}
 	return d, nil
+}
+
+// replayLogs opens the LevelDB at path for reading when goleveldb's
+// read-only open cannot: it fails with a bare io.EOF on a DB with more than
+// one log to replay (its journal reader's Reset returns the first log's
+// EOF), which a writer closed during a memtable flush leaves. A writable
+// open replays the logs into a table, as the C++ library does on every
+// open, and the DB is then opened read-only again.
+func replayLogs(path string) (*leveldb.DB, error) {
+	rw, err := leveldb.OpenFile(path, options(persist.ModeWrite))
+	if err != nil {
+		return nil, fmt.Errorf("replaying its logs: %w", err)
+	}
+	if err := rw.Close(); err != nil {
+		return nil, fmt.Errorf("replaying its logs: %w", err)
+	}
+	return leveldb.OpenFile(path, options(persist.ModeRead))
 }
 
 func isRegularFile(path string) bool {
