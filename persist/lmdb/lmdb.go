@@ -3,7 +3,6 @@
 package lmdb
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -88,6 +87,10 @@ func prepareDir(path string, mode persist.Mode) error {
 		return fmt.Errorf("lmdb: Cannot open db: %s (mode READ): no such directory", path)
 	case mode == persist.ModeRead && !isLMDB:
 		return fmt.Errorf("lmdb: Cannot open db: %s (mode READ): not an LMDB directory (it has no %s)", path, dataFile)
+	case mode == persist.ModeRead && data.Size() == 0:
+		// LMDB would take it for a new environment and fail to write its
+		// meta pages with a misleading "Bad file descriptor".
+		return fmt.Errorf("lmdb: Cannot open db: %s (mode READ): %s is empty", path, filepath.Join(path, dataFile))
 	case mode == persist.ModeRead || isLMDB:
 		return nil
 	case !exists:
@@ -227,13 +230,14 @@ type cursor struct {
 	r      *readTxn
 	valid  bool
 	key    string
+	keyBuf []byte
 	value  []byte
 	closed bool
 }
 
 // move positions the cursor with the DB held open and copies the record
 // it lands on.
-func (c *cursor) move(what string, step func() (k, v []byte, found bool, err error)) error {
+func (c *cursor) move(what string, step func() (found bool, err error)) error {
 	c.valid = false
 	if c.closed {
 		return fmt.Errorf("lmdb %s: %s: the cursor is closed", c.db.path, what)
@@ -243,21 +247,27 @@ func (c *cursor) move(what string, step func() (k, v []byte, found bool, err err
 	if c.db.closed {
 		return fmt.Errorf("lmdb %s: %s: the DB is closed", c.db.path, what)
 	}
-	k, v, found, err := step()
+	found, err := step()
 	if err != nil {
 		return fmt.Errorf("lmdb %s: %s: %w", filepath.Join(c.db.path, dataFile), what, err)
 	}
 	if found {
-		c.key = string(k)
-		c.value = append(c.value[:0], v...)
+		c.key = string(c.keyBuf)
 		c.valid = true
 	}
 	return nil
 }
 
+// get positions the LMDB cursor and copies its record into the cursor's
+// buffers.
+func (c *cursor) get(op lmdbOp, key string) (found bool, err error) {
+	c.keyBuf, c.value, found, err = c.r.get(op, key, c.keyBuf, c.value)
+	return found, err
+}
+
 // SeekToFirst moves to the smallest key.
 func (c *cursor) SeekToFirst() error {
-	return c.move("SeekToFirst", func() ([]byte, []byte, bool, error) { return c.r.get(opFirst, "") })
+	return c.move("SeekToFirst", func() (bool, error) { return c.get(opFirst, "") })
 }
 
 // SupportsSeek reports true.
@@ -267,24 +277,24 @@ func (c *cursor) SupportsSeek() bool { return true }
 // longer than its longest storable key, which no record has: such a key is
 // looked up by its prefix of that length and passed by Next.
 func (c *cursor) Seek(key string) error {
-	return c.move(fmt.Sprintf("Seek(%q)", key), func() ([]byte, []byte, bool, error) {
+	return c.move(fmt.Sprintf("Seek(%q)", key), func() (bool, error) {
 		if key == "" {
-			return c.r.get(opFirst, "")
+			return c.get(opFirst, "")
 		}
-		k, v, found, err := c.r.get(opSetRange, key[:min(len(key), c.db.env.maxKey)])
-		for found && err == nil && bytes.Compare(k, []byte(key)) < 0 {
-			k, v, found, err = c.r.get(opNext, "")
+		found, err := c.get(opSetRange, key[:min(len(key), c.db.env.maxKey)])
+		for found && err == nil && string(c.keyBuf) < key {
+			found, err = c.get(opNext, "")
 		}
-		return k, v, found, err
+		return found, err
 	})
 }
 
 // Next moves to the following key; past the last one it stays invalid.
 func (c *cursor) Next() error {
 	if !c.valid {
-		return c.move("Next", func() ([]byte, []byte, bool, error) { return nil, nil, false, nil })
+		return c.move("Next", func() (bool, error) { return false, nil })
 	}
-	return c.move(fmt.Sprintf("Next after key %q", c.key), func() ([]byte, []byte, bool, error) { return c.r.get(opNext, "") })
+	return c.move(fmt.Sprintf("Next after key %q", c.key), func() (bool, error) { return c.get(opNext, "") })
 }
 
 // Valid reports whether the cursor is at a record.

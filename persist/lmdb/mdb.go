@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"unsafe"
 )
 
@@ -173,9 +174,9 @@ func (e *env) beginRead() (*readTxn, error) {
 }
 
 // get positions the cursor (MDB_FIRST, MDB_NEXT or MDB_SET_RANGE with key)
-// and returns the record's key and value, which point into the map and stay
-// valid until the transaction ends. found is false at the end.
-func (r *readTxn) get(op C.MDB_cursor_op, key string) (k, v []byte, found bool, err error) {
+// and returns the record's key and value, copied into keyBuf and valBuf.
+// found is false at the end.
+func (r *readTxn) get(op lmdbOp, key string, keyBuf, valBuf []byte) (k, v []byte, found bool, err error) {
 	var kp, vp unsafe.Pointer
 	var kn, vn C.size_t
 	rc := C.c2g_get(r.cur, op, unsafe.Pointer(unsafe.StringData(key)), C.size_t(len(key)), &kp, &kn, &vp, &vn)
@@ -185,7 +186,27 @@ func (r *readTxn) get(op C.MDB_cursor_op, key string) (k, v []byte, found bool, 
 	if err := check(rc); err != nil {
 		return nil, nil, false, err
 	}
-	return unsafe.Slice((*byte)(kp), int(kn)), unsafe.Slice((*byte)(vp), int(vn)), true, nil
+	if k, err = copyMapped(keyBuf, kp, kn); err != nil {
+		return nil, nil, false, fmt.Errorf("a key: %w", err)
+	}
+	if v, err = copyMapped(valBuf, vp, vn); err != nil {
+		return nil, nil, false, fmt.Errorf("the value of key %q: %w", k, err)
+	}
+	return k, v, true, nil
+}
+
+// copyMapped copies n bytes at p, in LMDB's map, into buf. LMDB keeps no
+// checksums: a damaged page can give a record a length or place that runs
+// off the map or past the end of the file, which faults; the fault is
+// returned as an error instead of crashing the program.
+func copyMapped(buf []byte, p unsafe.Pointer, n C.size_t) (out []byte, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("the database is corrupt: %d bytes at %p cannot be read: %v", uint64(n), p, r)
+		}
+	}()
+	return append(buf[:0], unsafe.Slice((*byte)(p), int(n))...), nil
 }
 
 // end ends the transaction and its cursor.
@@ -285,6 +306,9 @@ func (t *osThread) run(f func()) {
 
 // stop ends the thread once the calls sent so far have run.
 func (t *osThread) stop() { close(t.calls) }
+
+// lmdbOp is an LMDB cursor operation.
+type lmdbOp = C.MDB_cursor_op
 
 // The cursor operations the cursor uses.
 const (
