@@ -367,8 +367,8 @@ func (t *txn) Put(key string, value []byte) error {
 	if len(key) == 0 || len(value) == 0 {
 		return fmt.Errorf("lmdb %s: cannot put key %q with a %d-byte value: keys and values must not be empty", t.db.path, key, len(value))
 	}
-	if max := t.db.env.maxKey; len(key) > max {
-		return fmt.Errorf("lmdb %s: cannot put a %d-byte key %q: LMDB keys are at most %d bytes", t.db.path, len(key), key, max)
+	if limit := t.db.env.maxKey; len(key) > limit {
+		return fmt.Errorf("lmdb %s: cannot put a %d-byte key %q: LMDB keys are at most %d bytes", t.db.path, len(key), key, limit)
 	}
 	return t.do(what, func(w *writeTxn) error { return w.put(key, value) })
 }

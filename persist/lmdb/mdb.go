@@ -43,7 +43,7 @@ import (
 // mapSize is the address space an environment reserves for its data file:
 // 1 TiB, as Caffe2 reserves (LMDB_MAP_SIZE), or 1 GiB where a 64-bit size
 // does not fit. The file grows only as records are written.
-var mapSize = min(uint64(1)<<40, uint64(math.MaxUint)>>2)
+const mapSize = min(1<<40, math.MaxUint>>2)
 
 // dataFile is the file of an LMDB directory that holds the records.
 const dataFile = "data.mdb"
