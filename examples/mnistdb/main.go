@@ -30,7 +30,7 @@ func main() {
 	images := flag.String("images", "data/mnist/t10k-images-idx3-ubyte.gz", "idx file of the images (gzip or not)")
 	labels := flag.String("labels", "data/mnist/t10k-labels-idx1-ubyte.gz", "idx file of the labels (gzip or not)")
 	db := flag.String("db", "examples/mnistdb/out/mnist-t10k", "the DB to create (emptied when it exists)")
-	dbType := flag.String("type", persist.DefaultDBType, "DB type: badger or minidb")
+	dbType := flag.String("type", persist.DefaultDBType, "DB type: badger, minidb, leveldb or lmdb (lmdb needs a build with -tags lmdb)")
 	show := flag.Int("show", 3, "how many records to draw")
 	batch := flag.Int("batch", 100, "batch size of the read-throughput pass")
 	flag.Parse()
