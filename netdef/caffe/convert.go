@@ -77,6 +77,8 @@ type Converted struct {
 
 // Layer is one Caffe layer's translation.
 type Layer struct {
+	// Name and Type are the Caffe layer's (the BatchNorm's for a BatchNorm
+	// merged with the Scale after it).
 	Name, Type string
 	// First and End delimit the layer's operators: Predict.Op[First:End]
 	// (none for an Input layer).
