@@ -1,5 +1,5 @@
 // Command caffe2go runs caffe2go scripts, opens a REPL, inspects, draws and
-// benchmarks nets.
+// benchmarks nets, and converts Caffe models.
 //
 // Usage:
 //
@@ -9,6 +9,8 @@
 //	caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
 //	                                     draw a NetDef as a Graphviz DOT graph or an SVG picture
 //	caffe2go bench [flags] net.pb        time a net and each of its operators
+//	caffe2go caffe convert [flags] net.prototxt weights.caffemodel [-o init_net.pb predict_net.pb]
+//	                                     translate a Caffe model into Caffe2 init and predict nets
 //	caffe2go version                     print the version
 //
 // Every command and subcommand prints its usage with -h.
@@ -49,6 +51,8 @@ Usage:
   caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
                                        draw a NetDef (DOT for Graphviz, or a laid-out SVG)
   caffe2go bench [flags] net.pb        benchmark a net and each of its operators
+  caffe2go caffe convert [flags] net.prototxt weights.caffemodel [-o init_net.pb predict_net.pb]
+                                       translate a Caffe model into Caffe2 init and predict nets
   caffe2go version                     print the version
 
 Run "caffe2go <command> -h" for a command's flags.
@@ -75,6 +79,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdNet(args[1:], stdout, stderr)
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
+	case "caffe":
+		err = cmdCaffe(args[1:], stdout, stderr)
 	case "version":
 		err = cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
