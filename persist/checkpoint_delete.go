@@ -2,6 +2,7 @@ package persist
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
@@ -10,7 +11,8 @@ import (
 // DeleteCheckpoint deletes checkpoint id: its manifest first, so that an
 // interrupted delete leaves no half checkpoint, then its records. A missing
 // id wraps ErrNotFound.
-func (s *Store) DeleteCheckpoint(id int64) error {
+func (s *Store) DeleteCheckpoint(id int64) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("DeleteCheckpoint %d", id))
 	done, err := s.use()
 	if err != nil {
 		return err
@@ -75,7 +77,8 @@ func (s *Store) removeDeletedDataFiles(id int64) error {
 // among those with an intact manifest; every checkpoint with a lower id,
 // damaged ones included, is deleted. With fewer than k intact checkpoints
 // nothing is deleted; k = 0 deletes every checkpoint.
-func (s *Store) KeepLast(k int) error {
+func (s *Store) KeepLast(k int) (err error) {
+	defer s.recoverCorrupt(&err, "KeepLast")
 	if k < 0 {
 		return s.errorf("KeepLast: k = %d is negative", k)
 	}

@@ -14,7 +14,8 @@ import (
 // CRC32C of each blob), and ws is changed only when all of them pass, so a
 // damaged or missing checkpoint (errors wrapping ErrCorrupt or ErrNotFound)
 // leaves ws as it was.
-func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) error {
+func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("LoadCheckpoint %d", id))
 	if ws == nil {
 		return s.errorf("LoadCheckpoint %d: nil workspace", id)
 	}

@@ -76,7 +76,8 @@ var errNeedStaging = errors.New("checkpoint does not fit one transaction")
 // "optimizer_iteration"); LoadCheckpoint puts them all back.
 //
 // The blobs must not be written by running nets while they are saved.
-func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string, opts ...CheckpointOption) error {
+func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string, opts ...CheckpointOption) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("SaveCheckpoint %d", id))
 	cfg := checkpointConfig{chunkBytes: DefaultChunkBytes}
 	for _, o := range opts {
 		o(&cfg)

@@ -1,0 +1,88 @@
+package persist
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestOpenVerifiesFiles damages the fixture stores' files in the ways that
+// made badger crash the process, lose tables or drop log entries, and
+// checks that Open refuses each with an error wrapping ErrCorrupt that
+// names the file, and deletes no data file.
+func TestOpenVerifiesFiles(t *testing.T) {
+	for _, state := range []string{"closed", "killed"} {
+		n := len(fxSaves)
+		if state == "closed" {
+			n = fxClosedSaves
+		}
+		t.Run(state+"/intact", func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if err := copyDir(fxDir(t, state), dir); err != nil {
+				t.Fatal(err)
+			}
+			ok, reported, err := fxCheck(dir, n)
+			if err != nil || len(reported) > 0 || len(ok) != len(fxExpected(n)) {
+				t.Fatalf("intact store: loaded %v, errors for %v, %v", ok, reported, err)
+			}
+		})
+	}
+	tests := []struct {
+		state, file string // file: a name, or a glob
+		damage      func(data []byte) []byte
+		delete      bool
+	}{
+		{state: "closed", file: "*.sst", damage: func(b []byte) []byte { b[len(b)/3] ^= 0x10; return b }},
+		{state: "closed", file: "*.sst", damage: func(b []byte) []byte { return b[:len(b)-100] }},
+		{state: "closed", file: "*.sst", damage: func(b []byte) []byte { return b[:len(b)/2] }},
+		{state: "closed", file: "MANIFEST", delete: true},
+		{state: "closed", file: "MANIFEST", damage: func(b []byte) []byte { return b[:8] }},
+		{state: "killed", file: "*.mem", damage: func(b []byte) []byte { clear(b[30:200]); return b }},
+		{state: "killed", file: "*.mem", damage: func(b []byte) []byte { b[100] ^= 1; return b }},
+		{state: "killed", file: "*.mem", damage: func(b []byte) []byte { b[3] ^= 1; return b }},
+		{state: "killed", file: "*.vlog", damage: func(b []byte) []byte { b[5] ^= 1; return b }},
+		{state: "killed", file: "KEYREGISTRY", damage: func(b []byte) []byte { b[len(b)-1] ^= 1; return b }},
+		{state: "killed", file: "DISCARD", damage: func(b []byte) []byte { return b[:1000] }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.state+"/"+tc.file, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if err := copyDir(fxDir(t, tc.state), dir); err != nil {
+				t.Fatal(err)
+			}
+			matches, _ := filepath.Glob(filepath.Join(dir, tc.file))
+			if len(matches) == 0 {
+				t.Fatalf("the %s fixture has no %s", tc.state, tc.file)
+			}
+			path := matches[0]
+			if tc.delete {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, tc.damage(b), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := dataFileNames(dir)
+			s, err := Open(dir)
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open of a store with a damaged %s succeeded", filepath.Base(path))
+			}
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Base(path)) {
+				t.Fatalf("Open: %v; want an error wrapping ErrCorrupt naming %s", err, filepath.Base(path))
+			}
+			if after := dataFileNames(dir); !slices.Equal(after, before) {
+				t.Fatalf("data files before Open %q, after %q", before, after)
+			}
+		})
+	}
+}
