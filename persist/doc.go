@@ -76,10 +76,15 @@
 // one after another at page-aligned offsets, into one data file,
 // <store>/data/<id>-<generation>.data, with large sequential writes and one
 // fsync before the manifest is committed, and a load reads them straight
-// into the new tensors. The manifest then gives the file's size, each
-// payload's offset, and the CRC32C of the payload and of each piece of it
-// (the chunk size). This reaches the disk's sequential bandwidth, which
-// badger's value log fell well short of (BenchmarkCheckpointVsDisk).
+// into the new tensors. The manifest then gives each payload's offset, and
+// the CRC32C of the payload and of each piece of it (the chunk size). This
+// reaches the disk's sequential bandwidth, which badger's value log fell
+// well short of (BenchmarkCheckpointVsDisk). Every save on disk writes a
+// data file, and the file ends with a trailer that holds a copy of the
+// save's records and of its sealed manifest, so that a checkpoint whose
+// data file is intact survives damage to badger's files (see Repair). The
+// file is named <id>-<generation>.pending until the manifest is committed,
+// and .deleted once a newer save or a delete retires it.
 //
 // # Crash safety
 //
@@ -95,9 +100,10 @@
 // committed. Deletion removes the manifest first. A process killed at any
 // moment therefore leaves every checkpoint that had its manifest complete
 // and loadable; Open removes the records and data files that no manifest
-// names. Loading
+// names, and finishes the renaming of data files. Loading
 // checks every record against the manifest and its checksum and changes the
 // workspace only when all pass. Damage is reported as an error wrapping
 // ErrCorrupt, naming the store, checkpoint, blob and chunk; the store stays
 // usable.
+
 package persist

@@ -249,7 +249,7 @@ const discardFileSize = 1 << 20
 func hasDataFiles(dir string) bool {
 	entries, _ := os.ReadDir(filepath.Join(dir, dataDirName))
 	for _, e := range entries {
-		if _, _, ok := parseDataFileName(e.Name()); ok {
+		if _, _, _, ok := parseDataFileName(e.Name()); ok {
 			return true
 		}
 	}
