@@ -47,6 +47,9 @@ type storeFiles struct {
 	vlogs    map[uint32]string // .vlog file id → path
 	maxVlog  uint32            // the highest .vlog id (0: none)
 	other    []string          // KEYREGISTRY, DISCARD, LOCK, REWRITEMANIFEST when present
+	// irregular are the badger names that are not regular files (a
+	// directory named MANIFEST, say).
+	irregular []string
 }
 
 // Names of badger's fixed files.
@@ -58,8 +61,7 @@ const (
 	rewriteManifestName = "REWRITEMANIFEST"
 )
 
-// listStoreFiles lists the badger files of dir. A name of badger's that is
-// not a regular file (a directory named MANIFEST, say) is damage.
+// listStoreFiles lists the badger files of dir.
 func listStoreFiles(dir string) (*storeFiles, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -74,7 +76,8 @@ func listStoreFiles(dir string) (*storeFiles, error) {
 			continue
 		}
 		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("%s is not a regular file: %w", filepath.Join(dir, name), ErrCorrupt)
+			fs.irregular = append(fs.irregular, name)
+			continue
 		}
 		path := filepath.Join(dir, name)
 		switch kind {
@@ -237,6 +240,10 @@ type logScan struct {
 	// badger would drop entries written whole, or would try to allocate a
 	// value longer than the file.
 	damage string
+	// failed is where the replay stopped (the entry that does not decode
+	// or breaks the order), and resume, when not 0, where the first whole
+	// entry after it starts.
+	failed, resume int64
 }
 
 // scanLog reads the entries of a .mem or .vlog file the way badger replays
@@ -244,15 +251,20 @@ type logScan struct {
 // there, and the replay stops at the first entry that does not decode or
 // breaks the transaction order. The file header (logHeaderSize bytes) must
 // have been checked.
-func scanLog(m *mappedFile) logScan {
+func scanLog(m *mappedFile) logScan { return scanLogFrom(m, logHeaderSize) }
+
+// scanLogFrom is scanLog starting at offset from.
+func scanLogFrom(m *mappedFile, from int64) logScan {
 	data := m.data
-	sc := logScan{stop: logHeaderSize}
+	sc := logScan{stop: from}
 	var pending []logEntry
 	var txnTs uint64
-	off := int64(logHeaderSize)
+	off := from
 	stopped := func(why string) logScan {
+		sc.failed = off
 		if next, ok := findLogEntry(m, off); ok {
 			sc.damage = fmt.Sprintf("%s, yet a whole entry follows at %d", why, next)
+			sc.resume = next
 		}
 		return sc
 	}
@@ -264,6 +276,10 @@ func scanLog(m *mappedFile) logScan {
 		if err != nil {
 			if end > int64(len(data)) {
 				sc.damage = err.Error()
+				sc.failed = off
+				if next, ok := findLogEntry(m, off+1); ok {
+					sc.resume = next
+				}
 				return sc
 			}
 			return stopped(err.Error())

@@ -182,19 +182,31 @@ func readManifest(txn *badger.Txn, id int64) (*manifestWire, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d: reading the manifest: %v", id, err)
 	}
-	var m manifestWire
+	var m *manifestWire
 	err = item.Value(func(v []byte) error {
-		body, err := unseal(v)
-		if err != nil {
-			return err
-		}
-		if err := msgpackUnmarshal(body, &m); err != nil {
-			return err
-		}
-		return m.validate(id)
+		var err error
+		m, err = decodeManifest(v, id)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d: manifest: %v: %w", id, err, ErrCorrupt)
+	}
+	return m, nil
+}
+
+// decodeManifest unseals, decodes and validates the manifest of checkpoint
+// id.
+func decodeManifest(v []byte, id int64) (*manifestWire, error) {
+	body, err := unseal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m manifestWire
+	if err := msgpackUnmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	if err := m.validate(id); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }

@@ -105,5 +105,17 @@
 // workspace only when all pass. Damage is reported as an error wrapping
 // ErrCorrupt, naming the store, checkpoint, blob and chunk; the store stays
 // usable.
+//
+// # Damage
+//
+// Open reads badger's files before badger opens them (badger crashes the
+// process on some damaged files and silently drops data on others) and
+// refuses a store with a damaged file, or with a committed data file that
+// no manifest names (a commit badger lost), with an error wrapping
+// ErrCorrupt that names the files; it changes nothing then. Check reports
+// which checkpoints and nets of such a store are intact, and Repair
+// salvages them into fresh badger files (caffe2go store check and repair):
+// a checkpoint is recovered from what is intact in badger's files, or
+// else from the trailer of its data file. Nets have no second copy.
 
 package persist

@@ -28,14 +28,30 @@ import (
 // memtable log is replayed; the value-log files are checked as far as
 // badger reads them on opening (the headers, and the last file's entries).
 func verifyStoreFiles(dir string) error {
+	problems, err := storeFileDamage(dir)
+	if err != nil {
+		return err
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", strings.Join(problems, "; "), ErrCorrupt)
+}
+
+// storeFileDamage returns what verifyStoreFiles finds wrong with the files
+// of the store in dir, one line per file.
+func storeFileDamage(dir string) ([]string, error) {
 	fs, err := listStoreFiles(dir)
 	if err != nil {
-		if errors.Is(err, ErrCorrupt) {
-			return err
-		}
-		return fmt.Errorf("listing the store's files: %v", err)
+		return nil, fmt.Errorf("listing the store's files: %v", err)
 	}
 	var problems []string
+	for _, name := range fs.irregular {
+		problems = append(problems, name+": not a regular file")
+	}
+	if _, err := os.Stat(filepath.Join(dir, repairReadyName)); err == nil {
+		problems = append(problems, repairReadyName+": a repair was interrupted; run it again to finish it")
+	}
 	add := func(path string, format string, args ...any) {
 		problems = append(problems, filepath.Base(path)+": "+fmt.Sprintf(format, args...))
 	}
@@ -114,10 +130,7 @@ func verifyStoreFiles(dir string) error {
 			add(name, "%v", err)
 		}
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", strings.Join(problems, "; "), ErrCorrupt)
+	return problems, nil
 }
 
 // readBadgerManifest reads MANIFEST with badger's own reader; nil and no

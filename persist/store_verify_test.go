@@ -24,7 +24,7 @@ func TestOpenVerifiesFiles(t *testing.T) {
 			if err := copyDir(fxDir(t, state), dir); err != nil {
 				t.Fatal(err)
 			}
-			ok, reported, err := fxCheck(dir, n)
+			ok, reported, err := fxCheck(dir, n, true)
 			if err != nil || len(reported) > 0 || len(ok) != len(fxExpected(n)) {
 				t.Fatalf("intact store: loaded %v, errors for %v, %v", ok, reported, err)
 			}
