@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,9 +167,7 @@ func TestCheckpointDataFileDamage(t *testing.T) {
 			return stFlipByte(v, dataAlign+stDamageChunk+5)
 		})},
 		{"flipped last payload byte", "checksum mismatch", rewrite(func(v []byte) []byte { return stFlipByte(v, dataAlign+8*20_000-1) })},
-		{"flipped last byte", "footer fails its checksum", rewrite(func(v []byte) []byte { return stFlipByte(v, len(v)-1) })},
-		{"truncated", "no trailer", rewrite(func(v []byte) []byte { return v[:len(v)-100] })},
-		{"grown", "no trailer", rewrite(func(v []byte) []byte { return append(v, 0) })},
+		{"truncated", "bytes, the manifest says", rewrite(func(v []byte) []byte { return v[:dataAlign+8*20_000-1] })},
 		{"header of another checkpoint", "header", rewrite(func(v []byte) []byte {
 			return append(dataHeader(1, 42), v[dataHeaderSize:]...)
 		})},
@@ -231,6 +230,69 @@ func TestCheckpointDataFileDamage(t *testing.T) {
 const stDamageChunk = 64 << 10
 
 // TestDataFileManifestValidation checks that a manifest placing a blob
+// TestDataFileTrailer checks the copy of a save's records and manifest at
+// the end of its data file: it is what the save stored in badger, and
+// damage to it does not fail a load (which reads the payloads only).
+func TestDataFileTrailer(t *testing.T) {
+	s := openStStore(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	ws := newStWS()
+	ws.set("big", stRandomTensor(r, blob.Float64, 20_000))
+	ws.set("small", stRandomTensor(r, blob.Int32, 3, 5))
+	ws.set("b", []byte("bytes"))
+	if err := s.SaveCheckpoint(ws, 4, []string{"big", "small", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	var m *manifestWire
+	if err := s.db.View(func(txn *badger.Txn) (err error) { m, err = readManifest(txn, 4); return err }); err != nil {
+		t.Fatal(err)
+	}
+	path := stDataFiles(t, s, 4)[0]
+	tr, err := readDataTrailer(path, 4, m.Gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stReadRaw(t, s, manifestKey(4)); string(tr.manifest) != string(got) {
+		t.Error("the trailer's manifest is not the one in badger")
+	}
+	want := []string{recordKey(4, m.Gen, "small", 0), recordKey(4, m.Gen, "b", 0)}
+	if !slices.Equal(tr.keys, want) {
+		t.Fatalf("the trailer holds the records %q, want %q", tr.keys, want)
+	}
+	for i, k := range tr.keys {
+		if got := stReadRaw(t, s, k); string(tr.values[i]) != string(got) {
+			t.Errorf("record %q in the trailer differs from badger's", k)
+		}
+	}
+	if _, err := readDataTrailer(path, 4, m.Gen+1); err == nil {
+		t.Error("readDataTrailer of another generation succeeded")
+	}
+	for _, damage := range []func([]byte) []byte{
+		func(v []byte) []byte { return stFlipByte(v, len(v)-1) },
+		func(v []byte) []byte { return v[:len(v)-10] },
+		func(v []byte) []byte { return append(v, 1, 2, 3) },
+	} {
+		v, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, damage(slices.Clone(v)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readDataTrailer(path, 4, m.Gen); err == nil {
+			t.Error("readDataTrailer of a damaged trailer succeeded")
+		}
+		out := newStWS()
+		if err := s.LoadCheckpoint(out, 4); err != nil {
+			t.Fatalf("LoadCheckpoint with a damaged trailer: %v", err)
+		}
+		stSameTensor(t, "big", out.GetBlob("big").Tensor(), ws.GetBlob("big").Tensor())
+		if err := os.WriteFile(path, v, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // outside its data file is refused before anything is read or allocated.
 func TestDataFileManifestValidation(t *testing.T) {
 	s := openStStore(t)

@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,8 @@ type Report struct {
 	// and nets whose data is damaged or missing (with why), and the data
 	// files that belong to no intact checkpoint in a damaged store.
 	Lost []string
+	// LostCheckpoints are the ids of the checkpoints Lost names.
+	LostCheckpoints []int64
 	// Moved is where Repair moved badger's old files and the data files it
 	// did not keep (a directory in the store's directory); empty for Check
 	// and when Repair changed nothing.
@@ -337,6 +340,8 @@ type salvage struct {
 	ckpts []*salvaged // intact, by ascending id
 	nets  map[string][]byte
 	lost  []string
+	// lostIDs are the checkpoints that lost says are lost.
+	lostIDs []int64
 }
 
 // kvVersion is a version of a key: the value, or a deletion, or why the
@@ -476,10 +481,13 @@ func readPointer(vlogs map[uint32]*mappedFile, key, ptr []byte) (value []byte, b
 	return bytes.Clone(e.value), ""
 }
 
-// salvageCheckpoints finds the intact checkpoints: for each id, the save
-// that badger's latest manifest names, read from badger's records or from
-// its data file's trailer; failing that (no intact manifest in badger),
-// the save of its committed (.data) data file.
+// salvageCheckpoints finds the intact checkpoints. For each id the
+// candidates are the save that badger's latest manifest names, read from
+// badger's records or from its data file's trailer, and the saves of its
+// committed (.data) data files, read from their trailers; the newest that
+// is intact wins. A save retires the previous save's data file (renames
+// it .deleted) before it commits, so badger's manifest naming a retired
+// file means that badger lost the newer commit.
 func (sv *salvage) salvageCheckpoints() {
 	ids := map[int64]bool{}
 	for key := range sv.kv {
@@ -491,99 +499,117 @@ func (sv *salvage) salvageCheckpoints() {
 		ids[id] = true
 	}
 	for _, id := range slices.Sorted(maps.Keys(ids)) {
-		var why []string
-		c := sv.fromBadger(id, &why)
-		if c != nil {
+		c, why, fromFile := sv.salvageCheckpoint(id)
+		switch {
+		case c != nil && fromFile:
+			sv.damage = append(sv.damage, fmt.Sprintf("checkpoint %d: %s; its data file %s holds an intact copy", id, strings.Join(why, "; "), c.file.name()))
+			fallthrough
+		case c != nil:
 			sv.ckpts = append(sv.ckpts, c)
-			if len(why) > 0 {
-				sv.damage = append(sv.damage, fmt.Sprintf("checkpoint %d: %s; its data file %s holds an intact copy", id, strings.Join(why, "; "), c.file.name()))
-			}
-			continue
-		}
-		inBadger := len(why) > 0
-		if c = sv.fromDataFile(id, &why); c != nil {
-			sv.ckpts = append(sv.ckpts, c)
-			problem := "badger has no manifest for it"
-			if inBadger {
-				problem = strings.Join(why, "; ")
-			}
-			sv.damage = append(sv.damage, fmt.Sprintf("checkpoint %d: %s; its data file %s holds an intact copy", id, problem, c.file.name()))
-			continue
-		}
-		if len(why) > 0 {
+		case len(why) > 0:
 			sv.lost = append(sv.lost, fmt.Sprintf("checkpoint %d: %s", id, strings.Join(why, "; ")))
+			sv.lostIDs = append(sv.lostIDs, id)
 		}
 	}
 }
 
-// fromBadger salvages the save of checkpoint id that badger's latest
-// manifest names, appending to why what fails.
-func (sv *salvage) fromBadger(id int64, why *[]string) *salvaged {
+// salvageCheckpoint salvages checkpoint id (see salvageCheckpoints). why
+// says what failed; fromFile says the checkpoint had to be read from a
+// data file's trailer.
+func (sv *salvage) salvageCheckpoint(id int64) (c *salvaged, why []string, fromFile bool) {
+	type candidate struct {
+		m       *manifestWire
+		sealed  []byte
+		badger  bool
+		file    *dataFileRef
+		retired bool
+	}
+	var cands []candidate
+	bm, sealed := sv.badgerManifest(id, &why)
+	if bm != nil {
+		f := sv.file(id, bm.Gen)
+		cands = append(cands, candidate{m: bm, sealed: sealed, badger: true, file: f, retired: f != nil && f.state == stateDeleted})
+	}
+	st := &Store{path: sv.dir}
+	trailers := map[uint64]*dataTrailer{}
+	for _, f := range sv.files[id] {
+		if f.state != stateData || !st.committedFile(f) || (bm != nil && f.gen == bm.Gen) {
+			continue
+		}
+		tr, err := readDataTrailer(filepath.Join(sv.dir, dataDirName, f.name()), id, f.gen)
+		var m *manifestWire
+		if err == nil {
+			if m, err = decodeManifest(tr.manifest, id); err == nil && m.Gen != f.gen {
+				err = fmt.Errorf("the manifest in its trailer names generation %016x", m.Gen)
+			}
+		}
+		if err != nil {
+			why = append(why, fmt.Sprintf("data file %s: %v", f.name(), err))
+			continue
+		}
+		trailers[f.gen] = tr
+		cands = append(cands, candidate{m: m, sealed: tr.manifest, file: &f})
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		if a.retired != b.retired {
+			if a.retired {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(b.m.UnixNano, a.m.UnixNano)
+	})
+	for _, cand := range cands {
+		if cand.badger {
+			records, err := sv.verify(cand.m, func(key string) (*kvVersion, bool) { v, ok := sv.kv[key]; return v, ok }, cand.file)
+			if err == nil {
+				return &salvaged{m: cand.m, manifest: cand.sealed, records: records, file: cand.file}, why, false
+			}
+			why = append(why, fmt.Sprintf("the save badger's manifest names (generation %016x): %v", cand.m.Gen, err))
+			if cand.file == nil {
+				continue
+			}
+			tr, err := readDataTrailer(filepath.Join(sv.dir, dataDirName, cand.file.name()), id, cand.m.Gen)
+			if err != nil {
+				why = append(why, fmt.Sprintf("data file %s: %v", cand.file.name(), err))
+				continue
+			}
+			trailers[cand.m.Gen] = tr
+		}
+		records, err := sv.verify(cand.m, trailerLookup(trailers[cand.m.Gen]), cand.file)
+		if err != nil {
+			why = append(why, fmt.Sprintf("data file %s: %v", cand.file.name(), err))
+			continue
+		}
+		if len(why) == 0 {
+			why = []string{"badger has no manifest for it"}
+			if bm != nil {
+				why = []string{fmt.Sprintf("badger's manifest names the older save %016x, whose data file is retired", bm.Gen)}
+			}
+		}
+		return &salvaged{m: cand.m, manifest: cand.sealed, records: records, file: cand.file}, why, true
+	}
+	return nil, why, false
+}
+
+// badgerManifest returns badger's latest manifest of checkpoint id and its
+// sealed bytes, or nil when there is none or it is damaged (appending to
+// why).
+func (sv *salvage) badgerManifest(id int64, why *[]string) (*manifestWire, []byte) {
 	v := sv.kv[manifestKey(id)]
 	switch {
 	case v == nil || v.deleted:
-		return nil
+		return nil, nil
 	case v.bad != "":
 		*why = append(*why, "the manifest in badger: "+v.bad)
-		return nil
+		return nil, nil
 	}
 	m, err := decodeManifest(v.value, id)
 	if err != nil {
 		*why = append(*why, fmt.Sprintf("the manifest in badger: %v", err))
-		return nil
+		return nil, nil
 	}
-	file := sv.file(id, m.Gen)
-	records, err := sv.verify(m, func(key string) (*kvVersion, bool) { v, ok := sv.kv[key]; return v, ok }, file)
-	if err == nil {
-		return &salvaged{m: m, manifest: v.value, records: records, file: file}
-	}
-	*why = append(*why, fmt.Sprintf("generation %016x: %v", m.Gen, err))
-	if file == nil {
-		return nil
-	}
-	// The records again, from the data file's trailer.
-	tr, terr := readDataTrailer(filepath.Join(sv.dir, dataDirName, file.name()), id, m.Gen)
-	if terr != nil {
-		return nil
-	}
-	if records, err = sv.verify(m, trailerLookup(tr), file); err != nil {
-		return nil
-	}
-	return &salvaged{m: m, manifest: v.value, records: records, file: file}
-}
-
-// fromDataFile salvages checkpoint id from its committed data file (of this
-// build's format: an older build's file is not committed by its name).
-func (sv *salvage) fromDataFile(id int64, why *[]string) *salvaged {
-	st := &Store{path: sv.dir}
-	for _, f := range sv.files[id] {
-		if f.state != stateData || !st.committedFile(f) {
-			continue
-		}
-
-		path := filepath.Join(sv.dir, dataDirName, f.name())
-		tr, err := readDataTrailer(path, id, f.gen)
-		if err != nil {
-			*why = append(*why, fmt.Sprintf("data file %s: %v", f.name(), err))
-			continue
-		}
-		m, err := decodeManifest(tr.manifest, id)
-		if err == nil && m.Gen != f.gen {
-			err = fmt.Errorf("generation %016x", m.Gen)
-		}
-		if err != nil {
-			*why = append(*why, fmt.Sprintf("data file %s: the manifest in its trailer: %v", f.name(), err))
-			continue
-		}
-		file := f
-		records, err := sv.verify(m, trailerLookup(tr), &file)
-		if err != nil {
-			*why = append(*why, fmt.Sprintf("data file %s: %v", f.name(), err))
-			continue
-		}
-		return &salvaged{m: m, manifest: tr.manifest, records: records, file: &file}
-	}
-	return nil
+	return m, v.value
 }
 
 // file returns the data file of save gen of checkpoint id, in whatever
@@ -676,12 +702,21 @@ func (sv *salvage) salvageNets() {
 // retired (.deleted) ones: a .pending file is an unfinished save or one
 // whose commit badger lost.
 func (sv *salvage) report() *Report {
-	r := &Report{Dir: sv.dir, Damage: slices.Clone(sv.damage), Nets: slices.Sorted(maps.Keys(sv.nets)), Lost: slices.Clone(sv.lost)}
+	r := &Report{Dir: sv.dir, Damage: slices.Clone(sv.damage), Nets: slices.Sorted(maps.Keys(sv.nets)),
+		Lost: slices.Clone(sv.lost), LostCheckpoints: slices.Clone(sv.lostIDs)}
 	used := map[string]bool{}
 	for _, c := range sv.ckpts {
 		r.Checkpoints = append(r.Checkpoints, c.m.manifest())
 		if c.file != nil {
 			used[c.file.name()] = true
+		}
+	}
+	st := &Store{path: sv.dir}
+	for _, id := range slices.Sorted(maps.Keys(sv.files)) {
+		for _, f := range sv.files[id] {
+			if !used[f.name()] && f.state == stateData && st.committedFile(f) {
+				r.Damage = append(r.Damage, fmt.Sprintf("data/%s: a committed save of checkpoint %d, but no intact manifest names it", f.name(), id))
+			}
 		}
 	}
 	if len(r.Damage) > 0 || len(r.Lost) > 0 {
