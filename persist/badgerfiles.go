@@ -75,7 +75,12 @@ func listStoreFiles(dir string) (*storeFiles, error) {
 		if kind == "" {
 			continue
 		}
-		if !e.Type().IsRegular() {
+		regular := e.Type().IsRegular()
+		if e.Type()&os.ModeSymlink != 0 { // a read-only snapshot's
+			st, err := os.Stat(filepath.Join(dir, name))
+			regular = err == nil && st.Mode().IsRegular()
+		}
+		if !regular {
 			fs.irregular = append(fs.irregular, name)
 			continue
 		}

@@ -14,7 +14,7 @@ import (
 // id wraps ErrNotFound.
 func (s *Store) DeleteCheckpoint(id int64) (err error) {
 	defer s.recoverCorrupt(&err, fmt.Sprintf("DeleteCheckpoint %d", id))
-	done, err := s.use()
+	done, err := s.useWrite("DeleteCheckpoint")
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (s *Store) KeepLast(k int) (err error) {
 	if k < 0 {
 		return s.errorf("KeepLast: k = %d is negative", k)
 	}
-	done, err := s.use()
+	done, err := s.useWrite("KeepLast")
 	if err != nil {
 		return err
 	}

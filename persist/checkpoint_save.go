@@ -128,7 +128,7 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 		}
 	}
 
-	done, err := s.use()
+	done, err := s.useWrite("SaveCheckpoint")
 	if err != nil {
 		return err
 	}

@@ -486,6 +486,9 @@ func (s *Store) openDataFile(id int64, gen uint64) (*os.File, string, error) {
 		}
 	}
 	path := filepath.Join(s.path, dataDirName, dataFileName(id, gen))
+	if s.readOnly {
+		return nil, path, fmt.Errorf("data file %s is gone: the process writing the store replaced or deleted the checkpoint after this read-only Store was opened (open it again to see its current checkpoints): %w", path, ErrNotFound)
+	}
 	return nil, path, fmt.Errorf("data file %s is missing: %w", path, ErrCorrupt)
 }
 

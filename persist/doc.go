@@ -28,7 +28,9 @@
 // # Store
 //
 // Open opens (creating when missing) the store in a directory, OpenInMemory
-// one that lives in memory. The workspace package opens one per workspace
+// one that lives in memory, OpenReadOnly a snapshot of a store that another
+// process may have open for writing (one process writes a store at a
+// time; a second Open fails with ErrLocked naming the first's pid). The workspace package opens one per workspace
 // root folder (<root>/caffe2go.store) on first use, and one under the
 // user's cache directory for workspaces created without a root folder (see
 // workspace.Workspace.StoreDir).

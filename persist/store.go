@@ -38,8 +38,9 @@ var ErrLocked = errors.New("store is locked")
 // Store is an embedded badger database holding named nets and checkpoints
 // (see the package documentation for the key layout). Its methods are safe
 // for concurrent use; checkpoint writes are serialized. A directory can be
-// open in one Store at a time: badger locks it, so a second Open of the same
-// directory, in this process or another, fails until the first is closed.
+// open for writing in one Store at a time: badger locks it, so a second
+// Open of the same directory, in this process or another, fails with
+// ErrLocked until the first is closed; OpenReadOnly reads it meanwhile.
 type Store struct {
 	path string // the directory, or inMemoryPath
 	db   *badger.DB
@@ -68,6 +69,10 @@ type Store struct {
 	// removals counts the data-file removals running in the background
 	// (see removeDataFiles); Close waits for them.
 	removals sync.WaitGroup
+	// readOnly is set by OpenReadOnly, whose snapshot of badger's files
+	// is in the directory snapshot.
+	readOnly bool
+	snapshot string
 }
 
 // inMemoryPath names in-memory stores in errors.
@@ -245,7 +250,13 @@ func (s *Store) Close() (err error) {
 	}
 	s.closed = true
 	s.removals.Wait()
-	if err := s.db.Close(); err != nil {
+	err = s.db.Close()
+	if s.snapshot != "" {
+		if rerr := os.RemoveAll(s.snapshot); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("persist: closing store %q: %w", s.path, err)
 	}
 	return nil
@@ -260,6 +271,15 @@ func (s *Store) use() (func(), error) {
 		return nil, fmt.Errorf("persist: store %q: %w", s.path, ErrClosed)
 	}
 	return s.mu.RUnlock, nil
+}
+
+// useWrite is use for the operations that write: they fail on a store
+// that OpenReadOnly opened.
+func (s *Store) useWrite(op string) (func(), error) {
+	if s.readOnly {
+		return nil, fmt.Errorf("persist: store %q: %s: %w (OpenReadOnly; Open opens it for writing once no other process has it open)", s.path, op, ErrReadOnly)
+	}
+	return s.use()
 }
 
 // errorf formats an error about this store.
@@ -290,7 +310,7 @@ func (s *Store) SaveNet(name string, def *netdef.NetDef) (err error) {
 	if def == nil {
 		return s.errorf("SaveNet %q: nil NetDef", name)
 	}
-	done, err := s.use()
+	done, err := s.useWrite("SaveNet")
 	if err != nil {
 		return err
 	}
@@ -379,7 +399,7 @@ func (s *Store) netNames() ([]string, error) {
 // ErrNotFound.
 func (s *Store) DeleteNet(name string) (err error) {
 	defer s.recoverCorrupt(&err, fmt.Sprintf("DeleteNet %q", name))
-	done, err := s.use()
+	done, err := s.useWrite("DeleteNet")
 	if err != nil {
 		return err
 	}
