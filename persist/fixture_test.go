@@ -328,6 +328,23 @@ func contentSize(path string) int64 {
 	return 0
 }
 
+// patchFile changes up to n bytes of the file at off.
+func patchFile(path string, off int64, change func([]byte), n int) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	got, _ := f.ReadAt(b, off)
+	if got == 0 {
+		return nil
+	}
+	change(b[:got])
+	_, err = f.WriteAt(b[:got], off)
+	return err
+}
+
 // dataFileNames lists the data files under dir, sorted.
 func dataFileNames(dir string) []string {
 	entries, _ := os.ReadDir(filepath.Join(dir, dataDirName))
