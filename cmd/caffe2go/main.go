@@ -9,6 +9,7 @@
 //	caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
 //	                                     draw a NetDef as a Graphviz DOT graph or an SVG picture
 //	caffe2go bench [flags] net.pb        time a net and each of its operators
+//	caffe2go store check|repair DIR      check a store, or salvage a damaged one
 //	caffe2go version                     print the version
 //
 // Every command and subcommand prints its usage with -h.
@@ -49,6 +50,7 @@ Usage:
   caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
                                        draw a NetDef (DOT for Graphviz, or a laid-out SVG)
   caffe2go bench [flags] net.pb        benchmark a net and each of its operators
+  caffe2go store check|repair DIR      check a checkpoint store, or salvage a damaged one
   caffe2go version                     print the version
 
 Run "caffe2go <command> -h" for a command's flags.
@@ -75,6 +77,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdNet(args[1:], stdout, stderr)
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
+	case "store":
+		err = cmdStore(args[1:], stdout, stderr)
 	case "version":
 		err = cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
