@@ -143,7 +143,9 @@ func fxBuild(root string) error {
 	}
 	// A copy of the files of an open store is what a process killed at
 	// that moment leaves: what badger wrote through its memory maps is in
-	// the page cache, which the copy reads.
+	// the page cache, which the copy reads. (The removal of retired data
+	// files, in the background, is let finish first.)
+	s.removals.Wait()
 	if err := copyDir(dir, filepath.Join(root, "killed")); err != nil {
 		return err
 	}

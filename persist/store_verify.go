@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -236,6 +237,24 @@ func checkUnlistedTables(fs *storeFiles, mf *badger.Manifest, unlisted []uint64,
 func checkFixedFile(dir, name string) error {
 	switch name {
 	case keyRegistryFileName:
+		// An IV, "Hello Badger" (not encrypted: the store has no key),
+		// and the data keys, each preceded by its length and CRC; badger
+		// allocates a key's length before reading it, so the lengths are
+		// checked first.
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		const head = 16 + len("Hello Badger")
+		if len(b) < head || string(b[16:head]) != "Hello Badger" {
+			return errors.New("not a key registry of a store without encryption")
+		}
+		for rest := b[head:]; len(rest) > 0; {
+			if len(rest) < 8 || int64(binary.BigEndian.Uint32(rest)) > int64(len(rest)-8) {
+				return fmt.Errorf("the data key at %d is cut off", len(b)-len(rest))
+			}
+			rest = rest[8+binary.BigEndian.Uint32(rest):]
+		}
 		kr, err := badger.OpenKeyRegistry(badger.KeyRegistryOptions{Dir: dir, ReadOnly: true})
 		if err != nil {
 			return err

@@ -130,3 +130,30 @@ func settle() (goroutines int, heap uint64) {
 	runtime.ReadMemStats(&ms)
 	return runtime.NumGoroutine(), ms.HeapAlloc
 }
+
+// TestKeyRegistryLengthsAreChecked appends a data-key entry that claims 4
+// GiB to KEYREGISTRY: badger would allocate that much before reading it;
+// Open refuses the store without.
+func TestKeyRegistryLengthsAreChecked(t *testing.T) {
+	dir, _ := fxStore(t, "closed")
+	f, err := os.OpenFile(filepath.Join(dir, "KEYREGISTRY"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0xff, 0xff, 0xff, 0xf0, 1, 2, 3, 4, 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Open(dir)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "KEYREGISTRY") {
+		t.Fatalf("Open: %v; want ErrCorrupt naming KEYREGISTRY", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 256<<20 {
+		t.Fatalf("Open allocated %d MB", n>>20)
+	}
+}
