@@ -40,7 +40,6 @@ import (
 
 // storeFiles are the files of a store directory, by kind.
 type storeFiles struct {
-	dir      string
 	manifest bool              // MANIFEST exists
 	tables   map[uint64]string // .sst file id → path
 	mems     []string          // .mem paths, by ascending id
@@ -67,7 +66,7 @@ func listStoreFiles(dir string) (*storeFiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs := &storeFiles{dir: dir, tables: map[uint64]string{}, vlogs: map[uint32]string{}}
+	fs := &storeFiles{tables: map[uint64]string{}, vlogs: map[uint32]string{}}
 	var memIDs []int
 	for _, e := range entries {
 		name := e.Name()
@@ -166,9 +165,6 @@ const (
 	metaTxn            = 1 << 6
 	metaFinTxn         = 1 << 7
 )
-
-// badgerTxnKey is the key of the entry that ends a transaction in a log.
-const badgerTxnKey = "!badger!txn"
 
 // logEntry is an entry of a .mem or .vlog file: a header (meta, user meta,
 // and the key length, value length and expiry as uvarints), the key with
@@ -399,31 +395,27 @@ type tableEntry struct {
 	value []byte
 }
 
-// openTable opens the table in data (a whole .sst file) and verifies the
+// verifyTable opens the table in data (a whole .sst file) and verifies the
 // checksums of its index and of every block. Damage can make package table
 // panic; the panic is returned as an error.
-func openTable(data []byte, id uint64) (t *table.Table, err error) {
+func verifyTable(data []byte, id uint64) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			t, err = nil, fmt.Errorf("does not decode (%v)", firstLine(r))
+			err = fmt.Errorf("does not decode (%v)", firstLine(r))
 		}
 	}()
 	opts := table.Options{ChkMode: options.NoVerification, Compression: options.None}
-	t, err = table.OpenInMemoryTable(data, id, &opts)
+	t, err := table.OpenInMemoryTable(data, id, &opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := t.VerifyChecksum(); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return t.VerifyChecksum()
 }
 
 // tableEntries returns the entries of a table; damaged blocks end the
 // reading, which goes on backwards from the last block, so that only
-// the damaged blocks are lost when the index is intact. complete is
-// false when blocks were skipped.
-func tableEntries(data []byte, id uint64) (entries []tableEntry, complete bool, err error) {
+// the damaged blocks are lost when the index is intact.
+func tableEntries(data []byte, id uint64) (entries []tableEntry, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("does not decode (%v)", firstLine(r))
@@ -432,7 +424,7 @@ func tableEntries(data []byte, id uint64) (entries []tableEntry, complete bool, 
 	opts := table.Options{ChkMode: options.OnBlockRead, Compression: options.None}
 	t, err := table.OpenInMemoryTable(data, id, &opts)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	count := int(t.KeyCount())
 	read := func(flags int) {
@@ -445,11 +437,10 @@ func tableEntries(data []byte, id uint64) (entries []tableEntry, complete bool, 
 		}
 	}
 	read(0)
-	if len(entries) >= count {
-		return entries, true, nil
+	if len(entries) < count {
+		read(table.REVERSED)
 	}
-	read(table.REVERSED)
-	return entries, false, nil
+	return entries, nil
 }
 
 // firstLine returns the first line of a recovered panic value.

@@ -148,7 +148,7 @@ func (s *Store) sweep() error {
 			names[i] = fmt.Sprintf("%s (checkpoint %d)", f.name(), f.id)
 		}
 		slices.Sort(names)
-		return s.errorf("the data files %s hold committed saves, but badger has no manifest for them (badger lost the commit): %w", listOrNone(names), ErrCorrupt)
+		return fmt.Errorf("the data files %s hold committed saves, but badger has no manifest for them (badger lost the commits): %w", listOrNone(names), ErrCorrupt)
 	}
 	for _, f := range renames {
 		if err := s.renameDataFile(f.id, f.gen, f.state, stateData, false); err != nil {

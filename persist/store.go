@@ -150,7 +150,13 @@ func Open(dir string) (s *Store, err error) {
 		}
 	}()
 	defer s.recoverCorrupt(&err, "removing what unfinished saves left")
-	return s, s.sweep()
+	if err := s.sweep(); err != nil {
+		if errors.Is(err, ErrCorrupt) {
+			return nil, damagedError(dir, err)
+		}
+		return nil, err
+	}
+	return s, nil
 }
 
 // prepareStoreDir removes, holding the directory's lock, the empty log

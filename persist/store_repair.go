@@ -426,7 +426,7 @@ func (sv *salvage) readBadger() error {
 		if err != nil {
 			continue
 		}
-		entries, _, _ := tableEntries(data, id)
+		entries, _ := tableEntries(data, id)
 		for _, e := range entries {
 			add(e.key, e.meta, e.value)
 		}

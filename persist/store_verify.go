@@ -85,7 +85,7 @@ func storeFileDamage(dir string) ([]string, error) {
 			unlisted = append(unlisted, id)
 			continue
 		}
-		if _, err := readTableFile(fs.tables[id], id); err != nil {
+		if err := readTableFile(fs.tables[id], id); err != nil {
 			add(fs.tables[id], "%v", err)
 		}
 	}
@@ -162,15 +162,15 @@ func readBadgerManifest(dir string, fs *storeFiles) (m *badger.Manifest, err err
 func tableFileName(id uint64) string { return fmt.Sprintf("%06d.sst", id) }
 
 // readTableFile reads a table file and verifies its checksums.
-func readTableFile(path string, id uint64) ([]byte, error) {
+func readTableFile(path string, id uint64) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := openTable(data, id); err != nil {
-		return nil, fmt.Errorf("damaged table: %v", err)
+	if err := verifyTable(data, id); err != nil {
+		return fmt.Errorf("damaged table: %v", err)
 	}
-	return data, nil
+	return nil
 }
 
 // checkVlog checks a value-log file: its header, and for the last one,
@@ -202,7 +202,7 @@ func checkUnlistedTables(fs *storeFiles, mf *badger.Manifest, unlisted []uint64,
 		if err != nil {
 			continue // reported already
 		}
-		entries, _, err := tableEntries(data, id)
+		entries, err := tableEntries(data, id)
 		if err != nil {
 			continue
 		}
@@ -215,10 +215,10 @@ func checkUnlistedTables(fs *storeFiles, mf *badger.Manifest, unlisted []uint64,
 		if err != nil {
 			return fmt.Errorf("%s: %v", tableFileName(id), err)
 		}
-		if _, err := openTable(data, id); err != nil {
+		if verifyTable(data, id) != nil {
 			continue
 		}
-		entries, _, _ := tableEntries(data, id)
+		entries, _ := tableEntries(data, id)
 		missing := 0
 		for _, e := range entries {
 			if !have[string(e.key)] {
