@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -93,6 +95,9 @@ func fxSave(s *Store, from, to int) error {
 	return nil
 }
 
+// fxPrefix names the fixture directories (then the process id).
+const fxPrefix = "persist-fixture-"
+
 var fxOnce struct {
 	sync.Once
 	root string
@@ -104,8 +109,17 @@ var fxOnce struct {
 func fxDir(t testing.TB, state string) string {
 	t.Helper()
 	fxOnce.Do(func() {
-		fxOnce.root, fxOnce.err = os.MkdirTemp("", "persist-fixture-")
-		if fxOnce.err == nil {
+		// Fuzzing workers are killed rather than let finish (and remove
+		// their fixtures): fixtures are named by process id, and those of
+		// dead processes removed.
+		stale, _ := filepath.Glob(filepath.Join(os.TempDir(), fxPrefix+"*"))
+		for _, dir := range stale {
+			if pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), fxPrefix)); err == nil && !processAlive(pid) {
+				os.RemoveAll(dir)
+			}
+		}
+		fxOnce.root = filepath.Join(os.TempDir(), fxPrefix+strconv.Itoa(os.Getpid()))
+		if fxOnce.err = os.RemoveAll(fxOnce.root); fxOnce.err == nil {
 			fxOnce.err = fxBuild(fxOnce.root)
 		}
 	})

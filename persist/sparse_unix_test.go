@@ -26,3 +26,6 @@ func dataExtents(f *os.File, size int64) [][2]int64 {
 	}
 	return out
 }
+
+// processAlive reports whether the process pid exists.
+func processAlive(pid int) bool { return unix.Kill(pid, 0) != unix.ESRCH }
