@@ -2,6 +2,8 @@ package persist
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
@@ -10,8 +12,9 @@ import (
 // DeleteCheckpoint deletes checkpoint id: its manifest first, so that an
 // interrupted delete leaves no half checkpoint, then its records. A missing
 // id wraps ErrNotFound.
-func (s *Store) DeleteCheckpoint(id int64) error {
-	done, err := s.use()
+func (s *Store) DeleteCheckpoint(id int64) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("DeleteCheckpoint %d", id))
+	done, err := s.useWrite("DeleteCheckpoint")
 	if err != nil {
 		return err
 	}
@@ -25,14 +28,16 @@ func (s *Store) DeleteCheckpoint(id int64) error {
 	return nil
 }
 
-// deleteCheckpoint deletes one checkpoint; the caller holds wmu.
+// deleteCheckpoint deletes one checkpoint; the caller holds wmu. Its data
+// files are renamed to .deleted first (see the data files' states), and
+// removed once the deletion of the manifest is synced: a power loss that
+// undid an unsynced deletion would otherwise leave a checkpoint without its
+// data.
 func (s *Store) deleteCheckpoint(id int64) error {
 	key := []byte(manifestKey(id))
-	err := s.db.Update(func(txn *badger.Txn) error {
-		if _, err := txn.Get(key); err != nil {
-			return err
-		}
-		return txn.Delete(key)
+	err := s.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(key)
+		return err
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		var ids []int64
@@ -42,12 +47,41 @@ func (s *Store) deleteCheckpoint(id int64) error {
 	if err != nil {
 		return s.errorf("DeleteCheckpoint %d: %v", id, err)
 	}
+	files, err := s.dataFiles()
+	if err != nil {
+		return s.errorf("DeleteCheckpoint %d: listing the data files: %v", id, err)
+	}
+	var renamed []dataFileRef
+	for i, f := range files[id] {
+		if f.state != stateData {
+			continue
+		}
+		if err := s.renameDataFile(id, f.gen, stateData, stateDeleted, false); err != nil {
+			s.unretire(renamed)
+			return s.errorf("DeleteCheckpoint %d: %v", id, err)
+		}
+		files[id][i].state = stateDeleted
+		renamed = append(renamed, files[id][i])
+	}
+	if len(renamed) > 0 {
+		if err := syncDir(filepath.Join(s.path, dataDirName)); err != nil {
+			s.unretire(renamed)
+			return s.errorf("DeleteCheckpoint %d: syncing the data directory: %v", id, err)
+		}
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) }); err != nil {
+		s.unretire(renamed)
+		return s.errorf("DeleteCheckpoint %d: %v", id, err)
+	}
 	keys, err := s.keysUnder(ckptIDPrefix(id))
 	if err == nil {
 		err = s.deleteKeys(keys)
 	}
 	if err == nil {
-		err = s.removeDeletedDataFiles(id)
+		err = s.db.Sync()
+	}
+	if err == nil {
+		err = s.removeDataFiles(files[id], true)
 	}
 	if err != nil {
 		return s.errorf("DeleteCheckpoint %d: removing its records and data file (the checkpoint is gone; the next Open removes them): %v", id, err)
@@ -55,31 +89,25 @@ func (s *Store) deleteCheckpoint(id int64) error {
 	return nil
 }
 
-// removeDeletedDataFiles removes the data files of checkpoint id, whose
-// manifest was just deleted. The deletion is synced first: the records and
-// the manifest go together in badger's log, but a data file removed before
-// a power loss that undoes the unsynced manifest deletion would leave a
-// checkpoint without its data.
-func (s *Store) removeDeletedDataFiles(id int64) error {
-	files, err := s.dataFiles()
-	if err != nil || len(files[id]) == 0 {
-		return err
+// unretire renames back the data files a failed delete renamed to
+// .deleted (best effort: the next Open does it too, the manifest naming
+// them).
+func (s *Store) unretire(files []dataFileRef) {
+	for _, f := range files {
+		_ = s.renameDataFile(f.id, f.gen, stateDeleted, stateData, true)
 	}
-	if err := s.db.Sync(); err != nil {
-		return err
-	}
-	return s.removeDataFiles(id, files[id], true)
 }
 
 // KeepLast deletes old checkpoints, keeping the k with the highest ids
 // among those with an intact manifest; every checkpoint with a lower id,
 // damaged ones included, is deleted. With fewer than k intact checkpoints
 // nothing is deleted; k = 0 deletes every checkpoint.
-func (s *Store) KeepLast(k int) error {
+func (s *Store) KeepLast(k int) (err error) {
+	defer s.recoverCorrupt(&err, "KeepLast")
 	if k < 0 {
 		return s.errorf("KeepLast: k = %d is negative", k)
 	}
-	done, err := s.use()
+	done, err := s.useWrite("KeepLast")
 	if err != nil {
 		return err
 	}

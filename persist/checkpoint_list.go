@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/dgraph-io/badger/v4"
@@ -18,7 +19,8 @@ func idList(ids []int64) string {
 // Checkpoint returns the manifest of checkpoint id, without reading its
 // records. A missing checkpoint wraps ErrNotFound, a damaged manifest
 // ErrCorrupt.
-func (s *Store) Checkpoint(id int64) (Manifest, error) {
+func (s *Store) Checkpoint(id int64) (_ Manifest, err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("checkpoint %d", id))
 	done, err := s.use()
 	if err != nil {
 		return Manifest{}, err
@@ -41,6 +43,7 @@ func (s *Store) Checkpoint(id int64) (Manifest, error) {
 // after all their records, so that checkpoint is complete; LoadCheckpoint
 // verifies its records.
 func (s *Store) LatestCheckpoint() (id int64, ok bool, err error) {
+	defer s.recoverCorrupt(&err, "finding the latest checkpoint")
 	done, err := s.use()
 	if err != nil {
 		return 0, false, err
@@ -68,7 +71,8 @@ func (s *Store) LatestCheckpoint() (id int64, ok bool, err error) {
 // Checkpoints returns the manifests of the saved checkpoints, by ascending
 // id. Checkpoints whose manifest is damaged are left out (LoadCheckpoint
 // and Checkpoint of their id report the damage).
-func (s *Store) Checkpoints() ([]Manifest, error) {
+func (s *Store) Checkpoints() (_ []Manifest, err error) {
+	defer s.recoverCorrupt(&err, "listing checkpoints")
 	done, err := s.use()
 	if err != nil {
 		return nil, err

@@ -14,7 +14,8 @@ import (
 // CRC32C of each blob), and ws is changed only when all of them pass, so a
 // damaged or missing checkpoint (errors wrapping ErrCorrupt or ErrNotFound)
 // leaves ws as it was.
-func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) error {
+func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("LoadCheckpoint %d", id))
 	if ws == nil {
 		return s.errorf("LoadCheckpoint %d: nil workspace", id)
 	}
@@ -46,7 +47,7 @@ func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) error {
 			if info.InDataFile {
 				continue
 			}
-			v, err := readBlob(txn, m, info)
+			v, err := readBlob(txnGetter(txn), m, info)
 			if err != nil {
 				return fmt.Errorf("checkpoint %d: blob %q: %w", id, info.Name, err)
 			}
@@ -68,23 +69,47 @@ func (s *Store) LoadCheckpoint(ws operators.Workspace, id int64) error {
 	return nil
 }
 
+// recordGetter returns the value of a record key, or an error wrapping
+// badger.ErrKeyNotFound.
+type recordGetter func(key string, fn func(v []byte) error) error
+
+// txnGetter reads records in a badger transaction.
+func txnGetter(txn *badger.Txn) recordGetter {
+	return func(key string, fn func(v []byte) error) error {
+		item, err := txn.Get([]byte(key))
+		if err != nil {
+			return err
+		}
+		return item.Value(fn)
+	}
+}
+
+// errRecord marks the errors of a recordGetter's fn, which say the record
+// is damaged, apart from those of reading it.
+type errRecord struct{ error }
+
 // readBlob reassembles one blob of a checkpoint from its records.
-func readBlob(txn *badger.Txn, m *manifestWire, info BlobInfo) (any, error) {
+func readBlob(get recordGetter, m *manifestWire, info BlobInfo) (any, error) {
 	a, err := newAssembler(info)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 	}
 	for c := 0; c < info.Chunks; c++ {
 		key := recordKey(m.ID, m.Gen, info.Name, c)
-		item, err := txn.Get([]byte(key))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+		err := get(key, func(v []byte) error {
+			if err := a.add(c, v); err != nil {
+				return errRecord{err}
+			}
+			return nil
+		})
+		var bad errRecord
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
 			return nil, fmt.Errorf("record %q of chunk %d is missing: %w", key, c, ErrCorrupt)
-		}
-		if err != nil {
+		case errors.As(err, &bad):
+			return nil, fmt.Errorf("%v: %w", bad.error, ErrCorrupt)
+		case err != nil:
 			return nil, fmt.Errorf("reading %q: %v", key, err)
-		}
-		if err := item.Value(func(v []byte) error { return a.add(c, v) }); err != nil {
-			return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 		}
 	}
 	v, err := a.finish()

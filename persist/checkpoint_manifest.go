@@ -67,7 +67,9 @@ func (m *Manifest) TotalBytes() int64 {
 // manifestWire is a manifest as stored (msgpack, sealed). Version 2 added
 // the data file: DataBytes is its size (0: the save has none) and
 // ChunkBytes the size of the pieces its blobs' checksums cover; version 1
-// manifests have no data file and still load.
+// manifests have no data file and still load. Version 3 added the data
+// file's trailer: DataBytes is where it starts, and every save of a store
+// on disk has a data file.
 type manifestWire struct {
 	V          uint8          `msgpack:"v"`
 	ID         int64          `msgpack:"id"`
@@ -80,7 +82,16 @@ type manifestWire struct {
 }
 
 // manifestVersion is the manifest format this build writes.
-const manifestVersion = 2
+const manifestVersion = 3
+
+// fileVersion returns the version of the header of the manifest's data
+// file.
+func (w *manifestWire) fileVersion() uint32 {
+	if w.V >= 3 {
+		return 2
+	}
+	return 1
+}
 
 type blobInfoWire struct {
 	Name    string            `msgpack:"n"`
@@ -126,8 +137,8 @@ func infoWire(b BlobInfo) blobInfoWire {
 // validate checks what a loader relies on, so that a manifest written by a
 // different build fails clearly rather than halfway through a load.
 func (w *manifestWire) validate(id int64) error {
-	if w.V != 1 && w.V != manifestVersion {
-		return fmt.Errorf("manifest format version %d (this build reads 1 and %d)", w.V, manifestVersion)
+	if w.V < 1 || w.V > manifestVersion {
+		return fmt.Errorf("manifest format version %d (this build reads 1 to %d)", w.V, manifestVersion)
 	}
 	if w.ID != id {
 		return fmt.Errorf("manifest is stored under id %d but names id %d", id, w.ID)
@@ -171,19 +182,31 @@ func readManifest(txn *badger.Txn, id int64) (*manifestWire, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d: reading the manifest: %v", id, err)
 	}
-	var m manifestWire
+	var m *manifestWire
 	err = item.Value(func(v []byte) error {
-		body, err := unseal(v)
-		if err != nil {
-			return err
-		}
-		if err := msgpackUnmarshal(body, &m); err != nil {
-			return err
-		}
-		return m.validate(id)
+		var err error
+		m, err = decodeManifest(v, id)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d: manifest: %v: %w", id, err, ErrCorrupt)
+	}
+	return m, nil
+}
+
+// decodeManifest unseals, decodes and validates the manifest of checkpoint
+// id.
+func decodeManifest(v []byte, id int64) (*manifestWire, error) {
+	body, err := unseal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m manifestWire
+	if err := msgpackUnmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	if err := m.validate(id); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/caffe2go/caffe2go/operators"
@@ -76,7 +78,8 @@ var errNeedStaging = errors.New("checkpoint does not fit one transaction")
 // "optimizer_iteration"); LoadCheckpoint puts them all back.
 //
 // The blobs must not be written by running nets while they are saved.
-func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string, opts ...CheckpointOption) error {
+func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string, opts ...CheckpointOption) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("SaveCheckpoint %d", id))
 	cfg := checkpointConfig{chunkBytes: DefaultChunkBytes}
 	for _, o := range opts {
 		o(&cfg)
@@ -100,7 +103,6 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 	seen := make(map[string]bool, len(blobs))
 	m := &manifestWire{V: manifestVersion, ID: id, Iteration: cfg.iteration, Blobs: make([]blobInfoWire, len(blobs))}
 	var recordBytes int64
-	inFile := false
 	for i, name := range blobs {
 		if name == "" {
 			return s.errorf("SaveCheckpoint %d: blob name %d is empty", id, i)
@@ -121,13 +123,12 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 		m.Blobs[i] = infoWire(p.info)
 		if inDataFile(&p, s.fileMin) {
 			m.Blobs[i].InFile = true
-			inFile = true
 		} else {
 			recordBytes += p.info.Bytes
 		}
 	}
 
-	done, err := s.use()
+	done, err := s.useWrite("SaveCheckpoint")
 	if err != nil {
 		return err
 	}
@@ -136,25 +137,28 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 	defer s.wmu.Unlock()
 
 	m.UnixNano, m.Gen = time.Now().UnixNano(), rand.Uint64()
-	if inFile {
+	sv := &save{m: m, plans: plans, noSync: cfg.noSync}
+	if s.fileMin > 0 {
 		// Pieces hold whole elements of every type, so that a big-endian
 		// host can swap them piece by piece.
 		piece := max(8, cfg.chunkBytes&^7)
-		if err := s.writeDataFile(m, plans, piece, cfg.noSync); err != nil {
+		if sv.df, err = s.createDataFile(m, plans, piece, cfg.noSync); err != nil {
 			return s.errorf("SaveCheckpoint %d: %v", id, err)
 		}
 	}
-	staged := s.stage || recordBytes > singleTxnBytes
-	err = s.writeCheckpoint(m, plans, staged)
+	err = s.writeCheckpoint(sv, s.stage || recordBytes > singleTxnBytes)
 	if errors.Is(err, errNeedStaging) {
-		staged = true
-		err = s.writeCheckpoint(m, plans, true)
+		err = nil
+		if sv.df != nil {
+			err = sv.df.restartTrailer()
+		}
+		if err == nil {
+			err = s.writeCheckpoint(sv, true)
+		}
 	}
 	if err != nil {
-		if staged || inFile {
-			// Best effort: the next Open removes what is left.
-			s.abandon(m)
-		}
+		// Best effort: the next Open removes what is left.
+		s.abandon(sv)
 		return s.errorf("SaveCheckpoint %d: %v", id, err)
 	}
 	if !cfg.noSync {
@@ -162,7 +166,14 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 			return s.errorf("SaveCheckpoint %d: syncing: %v", id, err)
 		}
 	}
-	// The records of an older save of this id are garbage now.
+	if sv.df != nil {
+		// Not synced: a rename that is lost is redone by the next Open.
+		if err := s.renameDataFile(id, m.Gen, statePending, stateData, false); err != nil {
+			return s.errorf("SaveCheckpoint %d: %v (the checkpoint is saved; the next Open renames the file)", id, err)
+		}
+	}
+	// The records and data file of an older save of this id are garbage
+	// now.
 	removed, err := s.tidy(id, m.Gen)
 	if err != nil {
 		return s.errorf("SaveCheckpoint %d: removing the records of the previous save of this id: %v", id, err)
@@ -173,13 +184,28 @@ func (s *Store) SaveCheckpoint(ws operators.Workspace, id int64, blobs []string,
 	return nil
 }
 
+// save is a checkpoint save in progress.
+type save struct {
+	m      *manifestWire
+	plans  []encodedBlob
+	df     *dataFile // nil in memory
+	noSync bool
+	// retired is set when the data file of the save this one replaces was
+	// renamed to .deleted; retiredGen is its generation.
+	retired    bool
+	retiredGen uint64
+}
+
 // writeCheckpoint writes the records of the blobs not in the data file and
 // then the manifest, in one transaction or staged, filling in the records'
-// checksums.
-func (s *Store) writeCheckpoint(m *manifestWire, plans []encodedBlob, staged bool) error {
+// checksums; the data file's trailer gets a copy of both. Before the
+// manifest is committed, the data file is synced and the previous save's
+// is renamed to .deleted (see the data files' states).
+func (s *Store) writeCheckpoint(sv *save, staged bool) error {
+	m := sv.m
 	w := &ckptWriter{db: s.db, staged: staged, limit: s.stagedBytes}
 	defer w.discard()
-	for i, p := range plans {
+	for i, p := range sv.plans {
 		if m.Blobs[i].InFile {
 			continue
 		}
@@ -192,8 +218,14 @@ func (s *Store) writeCheckpoint(m *manifestWire, plans []encodedBlob, staged boo
 			}
 			crc = crc32.Update(crc, castagnoli, v)
 			chunkCRCs[c] = crc32.Checksum(v, castagnoli)
-			if err := w.put(recordKey(m.ID, m.Gen, p.info.Name, c), v); err != nil {
+			key := recordKey(m.ID, m.Gen, p.info.Name, c)
+			if err := w.put(key, v); err != nil {
 				return err
+			}
+			if sv.df != nil {
+				if err := sv.df.addRecord(key, v); err != nil {
+					return err
+				}
 			}
 		}
 		m.Blobs[i].CRC, m.Blobs[i].Chunk = crc, chunkCRCs
@@ -209,7 +241,45 @@ func (s *Store) writeCheckpoint(m *manifestWire, plans []encodedBlob, staged boo
 	if err := w.put(manifestKey(m.ID), v); err != nil {
 		return err
 	}
+	if sv.df != nil {
+		if err := sv.df.finish(v); err != nil {
+			return err
+		}
+		if err := s.retire(sv); err != nil {
+			return err
+		}
+		// The new file and the rename are durable before the manifest
+		// is: a .data file no manifest names is taken for a commit that
+		// badger lost.
+		if !sv.noSync {
+			if err := syncDir(sv.df.dir); err != nil {
+				return fmt.Errorf("syncing the directory %s: %v", sv.df.dir, err)
+			}
+		}
+	}
 	return w.commit()
+}
+
+// retire renames the data file of the save that sv replaces, if it has
+// one, to .deleted.
+func (s *Store) retire(sv *save) error {
+	var old *manifestWire
+	_ = s.db.View(func(txn *badger.Txn) error {
+		old, _ = readManifest(txn, sv.m.ID)
+		return nil
+	})
+	if old == nil || old.DataBytes == 0 {
+		return nil
+	}
+	path := filepath.Join(s.path, dataDirName, dataFileName(old.ID, old.Gen))
+	if _, err := os.Stat(path); err != nil {
+		return nil // missing already: the load of the old save fails anyway
+	}
+	if err := s.renameDataFile(old.ID, old.Gen, stateData, stateDeleted, false); err != nil {
+		return err
+	}
+	sv.retired, sv.retiredGen = true, old.Gen
+	return nil
 }
 
 // ckptWriter puts records into one transaction, or, when staged, into a

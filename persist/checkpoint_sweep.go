@@ -1,6 +1,10 @@
 package persist
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
@@ -18,12 +22,12 @@ func (s *Store) keysUnder(prefix string) ([]string, error) {
 	return keys, err
 }
 
-// abandon deletes what a failed save (m's generation of checkpoint m.ID)
-// wrote: its records and data file, unless its manifest did get committed
-// (a failure after the commit). Errors are ignored: the next Open removes
-// what is left.
-func (s *Store) abandon(m *manifestWire) {
-	id, gen := m.ID, m.Gen
+// abandon undoes what a failed save wrote: its records and data file, and
+// the renaming of the data file of the save it was to replace, unless its
+// manifest did get committed (a failure after the commit). Errors are
+// ignored: the next Open finishes the job.
+func (s *Store) abandon(sv *save) {
+	id, gen := sv.m.ID, sv.m.Gen
 	committed := false
 	_ = s.db.View(func(txn *badger.Txn) error {
 		cur, err := readManifest(txn, id)
@@ -36,8 +40,11 @@ func (s *Store) abandon(m *manifestWire) {
 	if keys, err := s.keysUnder(genPrefix(id, gen)); err == nil {
 		_ = s.deleteKeys(keys)
 	}
-	if m.DataBytes > 0 {
-		_ = s.removeDataFiles(id, []uint64{gen}, true)
+	if sv.df != nil {
+		sv.df.remove()
+	}
+	if sv.retired {
+		_ = s.renameDataFile(id, sv.retiredGen, stateDeleted, stateData, !sv.noSync)
 	}
 }
 
@@ -48,8 +55,8 @@ func (s *Store) tidy(id int64, gen uint64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	old := slices.DeleteFunc(files[id], func(g uint64) bool { return g == gen })
-	if err := s.removeDataFiles(id, old, true); err != nil {
+	old := slices.DeleteFunc(files[id], func(f dataFileRef) bool { return f.gen == gen })
+	if err := s.removeDataFiles(old, true); err != nil {
 		return false, err
 	}
 	keys, err := s.keysUnder(ckptIDPrefix(id))
@@ -71,8 +78,13 @@ func (s *Store) tidy(id int64, gen uint64) (bool, error) {
 
 // sweep removes the records and data files no intact manifest names: those
 // of saves that never reached their manifest and of deletes that did not
-// finish. Records and files under a manifest that does not decode are kept
-// (they are evidence, and DeleteCheckpoint removes them).
+// finish, and finishes the renames of data files that a killed process
+// left undone (see the data files' states). Records and files under a
+// manifest that does not decode are kept (they are evidence, and
+// DeleteCheckpoint removes them). A committed data file (.data, of this
+// build's format) that no manifest names means that badger lost the
+// commit: sweep then changes nothing and returns an error wrapping
+// ErrCorrupt.
 func (s *Store) sweep() error {
 	type rec struct {
 		key string
@@ -110,16 +122,46 @@ func (s *Store) sweep() error {
 	if err != nil {
 		return s.errorf("listing the data files: %v", err)
 	}
-	for id, fileGens := range files {
+	var renames, removes, lost []dataFileRef
+	for id, refs := range files {
 		if keep[id] {
 			continue
 		}
-		if g, ok := gens[id]; ok {
-			fileGens = slices.DeleteFunc(fileGens, func(gen uint64) bool { return gen == g })
+		g, named := gens[id]
+		named = named && slices.ContainsFunc(refs, func(f dataFileRef) bool { return f.gen == g })
+		settled := slices.Contains(refs, dataFileRef{id, g, stateData})
+		for _, f := range refs {
+			switch {
+			case named && f.gen == g && f.state == stateData:
+			case named && f.gen == g && !settled:
+				renames, settled = append(renames, f), true
+			case f.state == stateData && s.committedFile(f):
+				lost = append(lost, f)
+			default:
+				removes = append(removes, f)
+			}
 		}
-		if err := s.removeDataFiles(id, fileGens, false); err != nil {
-			return s.errorf("removing the data files of unfinished checkpoint saves: %v", err)
+	}
+	if len(lost) > 0 {
+		names := make([]string, len(lost))
+		for i, f := range lost {
+			names[i] = fmt.Sprintf("%s (checkpoint %d)", f.name(), f.id)
 		}
+		slices.Sort(names)
+		return fmt.Errorf("the data files %s hold committed saves, but badger has no manifest for them (badger lost the commits): %w", listOrNone(names), ErrCorrupt)
+	}
+	for _, f := range renames {
+		if err := s.renameDataFile(f.id, f.gen, f.state, stateData, false); err != nil {
+			return s.errorf("finishing an interrupted save or delete: %v", err)
+		}
+	}
+	if len(renames) > 0 {
+		if err := syncDir(filepath.Join(s.path, dataDirName)); err != nil {
+			return s.errorf("syncing the data directory: %v", err)
+		}
+	}
+	if err := s.removeDataFiles(removes, false); err != nil {
+		return s.errorf("removing the data files of unfinished checkpoint saves and deletes: %v", err)
 	}
 	var orphans []string
 	for _, r := range recs {
@@ -138,4 +180,21 @@ func (s *Store) sweep() error {
 	}
 	s.collectGarbage()
 	return nil
+}
+
+// committedFile reports whether the .data file f is one of this build's
+// format, which is named .data only once its manifest is committed; the
+// data files of older builds were named so from the start. A header that
+// reads as neither counts as this build's: the file is kept.
+func (s *Store) committedFile(f dataFileRef) bool {
+	h := make([]byte, dataHeaderSize)
+	file, err := os.Open(filepath.Join(s.path, dataDirName, f.name()))
+	if err != nil {
+		return true
+	}
+	defer file.Close()
+	if _, err := io.ReadFull(file, h); err != nil {
+		return true
+	}
+	return string(h) != string(dataHeaderV(f.id, f.gen, 1))
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,8 +23,8 @@ func stDataFiles(t *testing.T, s *Store, id int64) []string {
 		t.Fatal(err)
 	}
 	var paths []string
-	for _, gen := range files[id] {
-		paths = append(paths, filepath.Join(s.path, dataDirName, dataFileName(id, gen)))
+	for _, f := range files[id] {
+		paths = append(paths, filepath.Join(s.path, dataDirName, f.name()))
 	}
 	return paths
 }
@@ -82,11 +83,18 @@ func TestCheckpointDataFile(t *testing.T) {
 	stSameTensor(t, "big", out.GetBlob("big").Tensor(), big2)
 	stSameTensor(t, "small", out.GetBlob("small").Tensor(), small)
 
-	// An orphan file (a save killed before its manifest) goes at Open; the
-	// checkpoint's own file stays.
-	orphan := filepath.Join(dir, dataDirName, dataFileName(7, 0xabc))
-	if err := os.WriteFile(orphan, dataHeader(7, 0xabc), 0o644); err != nil {
-		t.Fatal(err)
+	// The files of a save killed before its manifest (.pending), of a
+	// delete killed before its removal (.deleted) and an older build's
+	// file no manifest names go at Open; the checkpoint's own file stays.
+	orphans := map[string][]byte{
+		dataFileNameIn(7, 0xabc, statePending): dataHeader(7, 0xabc),
+		dataFileNameIn(8, 0xabc, stateDeleted): dataHeader(8, 0xabc),
+		dataFileNameIn(9, 0xabc, stateData):    dataHeaderV(9, 0xabc, 1),
+	}
+	for name, content := range orphans {
+		if err := os.WriteFile(filepath.Join(dir, dataDirName, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -94,13 +102,37 @@ func TestCheckpointDataFile(t *testing.T) {
 	if s, err = Open(dir); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("orphan data file after Open: %v", err)
+	for name := range orphans {
+		if _, err := os.Stat(filepath.Join(dir, dataDirName, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("orphan data file %s after Open: %v", name, err)
+		}
 	}
 	if got := stDataFiles(t, s, 1); len(got) != 1 || got[0] != second[0] {
 		t.Errorf("after Open: data files %v, want %v", got, second)
 	}
+
+	// A committed file no manifest names is a commit badger lost: Open
+	// refuses the store and keeps the file.
+	lost := filepath.Join(dir, dataDirName, dataFileName(10, 0xabc))
+	if err := os.WriteFile(lost, dataHeader(10, 0xabc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Base(lost)) {
+		t.Fatalf("Open with a committed data file no manifest names: %v", err)
+	}
+	if _, err := os.Stat(lost); err != nil {
+		t.Fatalf("the data file of the lost commit: %v", err)
+	}
+	if err := os.Remove(lost); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 
 	if err := s.DeleteCheckpoint(1); err != nil {
 		t.Fatal(err)
@@ -134,9 +166,8 @@ func TestCheckpointDataFileDamage(t *testing.T) {
 		{"flipped payload byte", `blob "w" chunk 1: checksum mismatch`, rewrite(func(v []byte) []byte {
 			return stFlipByte(v, dataAlign+stDamageChunk+5)
 		})},
-		{"flipped last byte", "checksum mismatch", rewrite(func(v []byte) []byte { return stFlipByte(v, len(v)-1) })},
-		{"truncated", "bytes, the manifest says", rewrite(func(v []byte) []byte { return v[:len(v)-100] })},
-		{"grown", "bytes, the manifest says", rewrite(func(v []byte) []byte { return append(v, 0) })},
+		{"flipped last payload byte", "checksum mismatch", rewrite(func(v []byte) []byte { return stFlipByte(v, dataAlign+8*20_000-1) })},
+		{"truncated", "bytes, the manifest says", rewrite(func(v []byte) []byte { return v[:dataAlign+8*20_000-1] })},
 		{"header of another checkpoint", "header", rewrite(func(v []byte) []byte {
 			return append(dataHeader(1, 42), v[dataHeaderSize:]...)
 		})},
@@ -199,6 +230,69 @@ func TestCheckpointDataFileDamage(t *testing.T) {
 const stDamageChunk = 64 << 10
 
 // TestDataFileManifestValidation checks that a manifest placing a blob
+// TestDataFileTrailer checks the copy of a save's records and manifest at
+// the end of its data file: it is what the save stored in badger, and
+// damage to it does not fail a load (which reads the payloads only).
+func TestDataFileTrailer(t *testing.T) {
+	s := openStStore(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	ws := newStWS()
+	ws.set("big", stRandomTensor(r, blob.Float64, 20_000))
+	ws.set("small", stRandomTensor(r, blob.Int32, 3, 5))
+	ws.set("b", []byte("bytes"))
+	if err := s.SaveCheckpoint(ws, 4, []string{"big", "small", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	var m *manifestWire
+	if err := s.db.View(func(txn *badger.Txn) (err error) { m, err = readManifest(txn, 4); return err }); err != nil {
+		t.Fatal(err)
+	}
+	path := stDataFiles(t, s, 4)[0]
+	tr, err := readDataTrailer(path, 4, m.Gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stReadRaw(t, s, manifestKey(4)); string(tr.manifest) != string(got) {
+		t.Error("the trailer's manifest is not the one in badger")
+	}
+	want := []string{recordKey(4, m.Gen, "small", 0), recordKey(4, m.Gen, "b", 0)}
+	if !slices.Equal(tr.keys, want) {
+		t.Fatalf("the trailer holds the records %q, want %q", tr.keys, want)
+	}
+	for i, k := range tr.keys {
+		if got := stReadRaw(t, s, k); string(tr.values[i]) != string(got) {
+			t.Errorf("record %q in the trailer differs from badger's", k)
+		}
+	}
+	if _, err := readDataTrailer(path, 4, m.Gen+1); err == nil {
+		t.Error("readDataTrailer of another generation succeeded")
+	}
+	for _, damage := range []func([]byte) []byte{
+		func(v []byte) []byte { return stFlipByte(v, len(v)-1) },
+		func(v []byte) []byte { return v[:len(v)-10] },
+		func(v []byte) []byte { return append(v, 1, 2, 3) },
+	} {
+		v, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, damage(slices.Clone(v)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readDataTrailer(path, 4, m.Gen); err == nil {
+			t.Error("readDataTrailer of a damaged trailer succeeded")
+		}
+		out := newStWS()
+		if err := s.LoadCheckpoint(out, 4); err != nil {
+			t.Fatalf("LoadCheckpoint with a damaged trailer: %v", err)
+		}
+		stSameTensor(t, "big", out.GetBlob("big").Tensor(), ws.GetBlob("big").Tensor())
+		if err := os.WriteFile(path, v, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // outside its data file is refused before anything is read or allocated.
 func TestDataFileManifestValidation(t *testing.T) {
 	s := openStStore(t)

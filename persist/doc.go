@@ -28,7 +28,9 @@
 // # Store
 //
 // Open opens (creating when missing) the store in a directory, OpenInMemory
-// one that lives in memory. The workspace package opens one per workspace
+// one that lives in memory, OpenReadOnly a snapshot of a store that another
+// process may have open for writing (one process writes a store at a
+// time; a second Open fails with ErrLocked naming the first's pid). The workspace package opens one per workspace
 // root folder (<root>/caffe2go.store) on first use, and one under the
 // user's cache directory for workspaces created without a root folder (see
 // workspace.Workspace.StoreDir).
@@ -76,10 +78,15 @@
 // one after another at page-aligned offsets, into one data file,
 // <store>/data/<id>-<generation>.data, with large sequential writes and one
 // fsync before the manifest is committed, and a load reads them straight
-// into the new tensors. The manifest then gives the file's size, each
-// payload's offset, and the CRC32C of the payload and of each piece of it
-// (the chunk size). This reaches the disk's sequential bandwidth, which
-// badger's value log fell well short of (BenchmarkCheckpointVsDisk).
+// into the new tensors. The manifest then gives each payload's offset, and
+// the CRC32C of the payload and of each piece of it (the chunk size). This
+// reaches the disk's sequential bandwidth, which badger's value log fell
+// well short of (BenchmarkCheckpointVsDisk). Every save on disk writes a
+// data file, and the file ends with a trailer that holds a copy of the
+// save's records and of its sealed manifest, so that a checkpoint whose
+// data file is intact survives damage to badger's files (see Repair). The
+// file is named <id>-<generation>.pending until the manifest is committed,
+// and .deleted once a newer save or a delete retires it.
 //
 // # Crash safety
 //
@@ -95,9 +102,22 @@
 // committed. Deletion removes the manifest first. A process killed at any
 // moment therefore leaves every checkpoint that had its manifest complete
 // and loadable; Open removes the records and data files that no manifest
-// names. Loading
+// names, and finishes the renaming of data files. Loading
 // checks every record against the manifest and its checksum and changes the
 // workspace only when all pass. Damage is reported as an error wrapping
 // ErrCorrupt, naming the store, checkpoint, blob and chunk; the store stays
 // usable.
+//
+// # Damage
+//
+// Open reads badger's files before badger opens them (badger crashes the
+// process on some damaged files and silently drops data on others) and
+// refuses a store with a damaged file, or with a committed data file that
+// no manifest names (a commit badger lost), with an error wrapping
+// ErrCorrupt that names the files; it changes nothing then. Check reports
+// which checkpoints and nets of such a store are intact, and Repair
+// salvages them into fresh badger files (caffe2go store check and repair):
+// a checkpoint is recovered from what is intact in badger's files, or
+// else from the trailer of its data file. Nets have no second copy.
+
 package persist

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,18 +20,27 @@ var ErrNotFound = errors.New("not found")
 
 // ErrCorrupt is wrapped by the errors for stored values that fail their
 // checks: undecodable records, checksum mismatches, records that disagree
-// with their manifest. The store stays usable; other nets and checkpoints
-// are unaffected.
+// with their manifest; the store stays usable and other nets and
+// checkpoints are unaffected. It is also wrapped by the errors of Open for a
+// store whose badger files are damaged (see Open); Repair salvages such a
+// store.
 var ErrCorrupt = errors.New("corrupt record")
 
 // ErrClosed is wrapped by the errors of calls on a closed Store.
 var ErrClosed = errors.New("store is closed")
 
+// ErrLocked is wrapped by the errors of Open and Repair for a store that
+// another process (or another Store of this process) has open; the error
+// names the process when badger's LOCK file does. OpenReadOnly reads such a
+// store.
+var ErrLocked = errors.New("store is locked")
+
 // Store is an embedded badger database holding named nets and checkpoints
 // (see the package documentation for the key layout). Its methods are safe
 // for concurrent use; checkpoint writes are serialized. A directory can be
-// open in one Store at a time: badger locks it, so a second Open of the same
-// directory, in this process or another, fails until the first is closed.
+// open for writing in one Store at a time: badger locks it, so a second
+// Open of the same directory, in this process or another, fails with
+// ErrLocked until the first is closed; OpenReadOnly reads it meanwhile.
 type Store struct {
 	path string // the directory, or inMemoryPath
 	db   *badger.DB
@@ -58,6 +69,10 @@ type Store struct {
 	// removals counts the data-file removals running in the background
 	// (see removeDataFiles); Close waits for them.
 	removals sync.WaitGroup
+	// readOnly is set by OpenReadOnly, whose snapshot of badger's files
+	// is in the directory snapshot.
+	readOnly bool
+	snapshot string
 }
 
 // inMemoryPath names in-memory stores in errors.
@@ -76,8 +91,11 @@ const (
 // data is written once rather than rewritten by compactions; no compression
 // (tensor data does not compress, and no block cache is then needed);
 // smaller value-log files so that space freed by deleted checkpoints can be
-// reclaimed sooner; and no conflict detection (checkpoint writes are
-// serialized by the store, net writes are blind).
+// reclaimed sooner; no conflict detection (checkpoint writes are
+// serialized by the store, net writes are blind); and checksums verified on
+// every table block and value-log value read, so that damage that appears
+// after Open verified the files is an error rather than a wrong value or a
+// crash.
 func storeOptions(dir string) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithLogger(nil).
@@ -88,34 +106,124 @@ func storeOptions(dir string) badger.Options {
 		WithMetricsEnabled(false).
 		WithValueLogFileSize(256 << 20).
 		WithDetectConflicts(false).
-		WithNumCompactors(2)
+		WithNumCompactors(2).
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithVerifyValueChecksum(true)
 }
 
 // Open opens the store in directory dir, creating the directory and an empty
 // store when missing. What a process killed while it had the store open
 // left behind is cleaned up first: empty log files (which badger itself
-// would refuse to open) and the records of checkpoint saves and
-// deletes that did not finish (records of a generation no manifest names).
-func Open(dir string) (*Store, error) {
+// would refuse to open) and the records and data files of checkpoint saves
+// and deletes that did not finish (those no manifest names).
+//
+// Before badger opens its files, Open reads every table and checks its
+// checksums, replays the memtable logs and checks the rest of badger's
+// files as far as badger reads them on opening. A damaged file, or data
+// files without the badger metadata that says which of them are
+// checkpoints, make Open fail with an error wrapping ErrCorrupt that names
+// the files: nothing is deleted, and Check and Repair (caffe2go store check
+// and repair) tell what is intact and salvage it. A store another process
+// has open is an error wrapping ErrLocked.
+func Open(dir string) (s *Store, err error) {
 	if dir == "" {
 		return nil, errors.New("persist: Open needs a directory (use OpenInMemory for a store without one)")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("persist: creating store directory %q: %w", dir, err)
 	}
-	if err := repairStoreDir(dir); err != nil {
-		return nil, fmt.Errorf("persist: store %q: removing the empty files of an interrupted process: %w", dir, err)
+	if err := prepareStoreDir(dir); err != nil {
+		return nil, err
 	}
-	db, err := badger.Open(storeOptions(dir))
+	db, err := openBadger(storeOptions(dir))
 	if err != nil {
+		if isLockError(err) {
+			return nil, lockedError(dir)
+		}
 		return nil, fmt.Errorf("persist: opening store %q: %w", dir, err)
 	}
-	s := &Store{path: dir, db: db, stagedBytes: stagedTxnBytes, fileMin: dataFileMinBytes}
+	s = &Store{path: dir, db: db, stagedBytes: stagedTxnBytes, fileMin: dataFileMinBytes}
+	defer func() {
+		if err != nil {
+			_ = db.Close()
+			s = nil
+		}
+	}()
+	defer s.recoverCorrupt(&err, "removing what unfinished saves left")
 	if err := s.sweep(); err != nil {
-		_ = db.Close()
+		if errors.Is(err, ErrCorrupt) {
+			return nil, damagedError(dir, err)
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// prepareStoreDir removes, holding the directory's lock, the empty log
+// files a process killed while creating one leaves (see removeEmptyLogs),
+// and verifies the store's files (verifyStoreFiles).
+func prepareStoreDir(dir string) error {
+	unlock, held, err := lockStoreDir(dir)
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return err
+		}
+		return fmt.Errorf("persist: store %q: locking the directory: %w", dir, err)
+	}
+	defer unlock()
+	if held {
+		if err := removeEmptyLogs(dir); err != nil {
+			return fmt.Errorf("persist: store %q: removing the empty files of an interrupted process: %w", dir, err)
+		}
+	}
+	if err := verifyStoreFiles(dir); err != nil {
+		return damagedError(dir, err)
+	}
+	return nil
+}
+
+// damagedError is the error of Open for a store whose files fail
+// verifyStoreFiles.
+func damagedError(dir string, err error) error {
+	return fmt.Errorf("persist: store %q is damaged, and opening it could lose checkpoints: %w; nothing was changed: "+
+		"`caffe2go store check %s` tells which checkpoints are intact, `caffe2go store repair %s` salvages them (persist.Check, persist.Repair)",
+		dir, err, dir, dir)
+}
+
+// lockedError is the error for a store directory whose lock is taken.
+func lockedError(dir string) error {
+	holder := "another process, or another Store of this process"
+	if b, err := os.ReadFile(filepath.Join(dir, lockFileName)); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			if pid == os.Getpid() {
+				holder = "another Store of this process"
+			} else {
+				holder = fmt.Sprintf("process %d (says its LOCK file)", pid)
+			}
+		}
+	}
+	return fmt.Errorf("persist: store %q is open for writing in %s: %w; close it there, or open it with OpenReadOnly to read it meanwhile",
+		dir, holder, ErrLocked)
+}
+
+// openBadger is badger.Open with the panics of its own goroutine, which
+// Open's verification is there to prevent, turned into errors.
+func openBadger(opts badger.Options) (db *badger.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("badger failed on a damaged file (%v): %w", firstLine(r), ErrCorrupt)
+		}
+	}()
+	return badger.Open(opts)
+}
+
+// recoverCorrupt, deferred by the methods of s, turns a panic of badger's
+// on damaged files during operation op into an error wrapping ErrCorrupt.
+func (s *Store) recoverCorrupt(err *error, op string) {
+	if r := recover(); r != nil {
+		*err = s.errorf("%s: badger failed on damaged files (%v); `caffe2go store check %s` tells which checkpoints are intact: %w",
+			op, firstLine(r), s.path, ErrCorrupt)
+	}
 }
 
 // OpenInMemory returns an empty store that lives in memory only, for tests
@@ -139,7 +247,8 @@ func (s *Store) Path() string { return s.path }
 
 // Close flushes and closes the store. It waits for calls in progress; later
 // calls fail with ErrClosed. Closing twice is not an error.
-func (s *Store) Close() error {
+func (s *Store) Close() (err error) {
+	defer s.recoverCorrupt(&err, "Close")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -147,7 +256,13 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.removals.Wait()
-	if err := s.db.Close(); err != nil {
+	err = s.db.Close()
+	if s.snapshot != "" {
+		if rerr := os.RemoveAll(s.snapshot); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("persist: closing store %q: %w", s.path, err)
 	}
 	return nil
@@ -162,6 +277,15 @@ func (s *Store) use() (func(), error) {
 		return nil, fmt.Errorf("persist: store %q: %w", s.path, ErrClosed)
 	}
 	return s.mu.RUnlock, nil
+}
+
+// useWrite is use for the operations that write: they fail on a store
+// that OpenReadOnly opened.
+func (s *Store) useWrite(op string) (func(), error) {
+	if s.readOnly {
+		return nil, fmt.Errorf("persist: store %q: %s: %w (OpenReadOnly; Open opens it for writing once no other process has it open)", s.path, op, ErrReadOnly)
+	}
+	return s.use()
 }
 
 // errorf formats an error about this store.
@@ -184,14 +308,15 @@ func checkNetName(name string) error {
 // before, and makes it durable (synced to disk) before returning. The value
 // is def's deterministic protobuf encoding (netdef.MarshalNetDef) sealed
 // with a CRC32C; def's own name is kept as it is.
-func (s *Store) SaveNet(name string, def *netdef.NetDef) error {
+func (s *Store) SaveNet(name string, def *netdef.NetDef) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("SaveNet %q", name))
 	if err := checkNetName(name); err != nil {
 		return s.errorf("SaveNet: %v", err)
 	}
 	if def == nil {
 		return s.errorf("SaveNet %q: nil NetDef", name)
 	}
-	done, err := s.use()
+	done, err := s.useWrite("SaveNet")
 	if err != nil {
 		return err
 	}
@@ -215,7 +340,8 @@ func (s *Store) SaveNet(name string, def *netdef.NetDef) error {
 
 // LoadNet returns the net saved under name. A missing name wraps ErrNotFound
 // and a damaged record ErrCorrupt.
-func (s *Store) LoadNet(name string) (*netdef.NetDef, error) {
+func (s *Store) LoadNet(name string) (_ *netdef.NetDef, err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("LoadNet %q", name))
 	done, err := s.use()
 	if err != nil {
 		return nil, err
@@ -249,7 +375,8 @@ func (s *Store) LoadNet(name string) (*netdef.NetDef, error) {
 }
 
 // Nets returns the names of the saved nets, sorted.
-func (s *Store) Nets() ([]string, error) {
+func (s *Store) Nets() (_ []string, err error) {
+	defer s.recoverCorrupt(&err, "listing nets")
 	done, err := s.use()
 	if err != nil {
 		return nil, err
@@ -276,8 +403,9 @@ func (s *Store) netNames() ([]string, error) {
 
 // DeleteNet removes the net saved under name; a missing name wraps
 // ErrNotFound.
-func (s *Store) DeleteNet(name string) error {
-	done, err := s.use()
+func (s *Store) DeleteNet(name string) (err error) {
+	defer s.recoverCorrupt(&err, fmt.Sprintf("DeleteNet %q", name))
+	done, err := s.useWrite("DeleteNet")
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/persist" // also registers Save, Load, CreateDB, …
@@ -63,65 +64,178 @@ var stores = struct {
 	sync.Mutex
 	byPath map[string]*storeRef
 	byWS   map[*Workspace]*storeRef
-}{byPath: map[string]*storeRef{}, byWS: map[*Workspace]*storeRef{}}
+	// failed holds, by path, the stores found damaged: they are not opened
+	// again (which reads every file) on every call, but after
+	// StoreRetryDelay, or once a workspace with that store directory is
+	// closed or reset.
+	failed map[string]openFailure
+}{byPath: map[string]*storeRef{}, byWS: map[*Workspace]*storeRef{}, failed: map[string]openFailure{}}
 
 type storeRef struct {
 	path  string
 	store *persist.Store
 	refs  int
+	// calls counts the persistence calls of workspaces in progress on the
+	// store; the last workspace's Close waits for them. closed is set
+	// while that Close closes the store, and closed once it has.
+	calls  sync.WaitGroup
+	closed chan struct{}
 }
+
+// openFailure is a failed opening of a damaged store.
+type openFailure struct {
+	err error
+	at  time.Time
+}
+
+// StoreRetryDelay is how long a workspace keeps reporting the damage it
+// found in its store before opening it again: opening a store reads and
+// checks all its files. Close or ResetWorkspace of a workspace with that
+// store directory, or `caffe2go store repair` followed by one of them,
+// makes the next call open it again at once.
+const StoreRetryDelay = time.Minute
 
 // Store returns the workspace's store, in the directory StoreDir returns,
 // opening it (and creating it when missing) on first use. Workspaces with
 // the same store directory share one open store. It stays open until Close
-// or ResetWorkspace.
+// or ResetWorkspace. A damaged store is an error wrapping persist.ErrCorrupt
+// (see persist.Open), reported again without opening the store until
+// StoreRetryDelay has passed; one that another process has open for
+// writing is an error wrapping persist.ErrLocked (the workspace's reading
+// methods then read it with persist.OpenReadOnly).
 func (w *Workspace) Store() (*persist.Store, error) {
-	stores.Lock()
-	defer stores.Unlock()
-	if r, ok := stores.byWS[w]; ok {
-		return r.store, nil
-	}
-	path, err := w.StoreDir()
+	r, err := w.storeRef(false)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := stores.byPath[path]
-	if !ok {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, fmt.Errorf("workspace: creating the store's parent directory: %w", err)
-		}
-		s, err := persist.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("workspace: opening the store %s: %w", path, err)
-		}
-		r = &storeRef{path: path, store: s}
-		stores.byPath[path] = r
-	}
-	r.refs++
-	stores.byWS[w] = r
 	return r.store, nil
+}
+
+// storeRef returns the workspace's store reference, opening the store when
+// needed; with call set it counts a persistence call in progress, which
+// the caller ends with r.calls.Done.
+func (w *Workspace) storeRef(call bool) (*storeRef, error) {
+	stores.Lock()
+	defer stores.Unlock()
+	for {
+		r, ok := stores.byWS[w]
+		if !ok {
+			path, err := w.StoreDir()
+			if err != nil {
+				return nil, err
+			}
+			if r, ok = stores.byPath[path]; ok && r.closed != nil {
+				// The last workspace using it is closing it: wait, and
+				// open it again.
+				closed := r.closed
+				stores.Unlock()
+				<-closed
+				stores.Lock()
+				continue
+			}
+			if !ok {
+				if r, err = openStore(path); err != nil {
+					return nil, err
+				}
+			}
+			r.refs++
+			stores.byWS[w] = r
+		}
+		if call {
+			r.calls.Add(1)
+		}
+		return r, nil
+	}
+}
+
+// openStore opens the store in path; the caller holds stores' lock.
+func openStore(path string) (*storeRef, error) {
+	if f, ok := stores.failed[path]; ok && time.Since(f.at) < StoreRetryDelay {
+		return nil, fmt.Errorf("workspace: the store %s was found damaged %v ago and is not opened again before %v have passed, or a workspace using it is closed or reset: %w",
+			path, time.Since(f.at).Round(time.Second), StoreRetryDelay, f.err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("workspace: creating the store's parent directory: %w", err)
+	}
+	s, err := persist.Open(path)
+	if err != nil {
+		err = fmt.Errorf("workspace: opening the store %s: %w", path, err)
+		if errors.Is(err, persist.ErrCorrupt) {
+			stores.failed[path] = openFailure{err: err, at: time.Now()}
+		}
+		return nil, err
+	}
+	delete(stores.failed, path)
+	r := &storeRef{path: path, store: s}
+	stores.byPath[path] = r
+	return r, nil
+}
+
+// withStore runs fn on the workspace's store as one persistence call, which
+// Close waits for.
+func (w *Workspace) withStore(fn func(s *persist.Store) error) error {
+	r, err := w.storeRef(true)
+	if err != nil {
+		return err
+	}
+	defer r.calls.Done()
+	return fn(r.store)
+}
+
+// readStore runs fn, which only reads, on the workspace's store, or, when
+// another process has the store open for writing, on a read-only snapshot
+// of it (persist.OpenReadOnly) taken for the call.
+func (w *Workspace) readStore(fn func(s *persist.Store) error) error {
+	err := w.withStore(fn)
+	if !errors.Is(err, persist.ErrLocked) {
+		return err
+	}
+	path, perr := w.StoreDir()
+	if perr != nil {
+		return err
+	}
+	s, rerr := persist.OpenReadOnly(path)
+	if rerr != nil {
+		return fmt.Errorf("%w; reading it read-only failed too: %v", err, rerr)
+	}
+	defer s.Close()
+	return fn(s)
 }
 
 // Close releases what the workspace holds outside memory: its use of the
 // store of its root folder, which is closed when no other workspace uses
-// it. The workspace's blobs and nets are untouched, and a later persistence
-// call opens the store again. Closing a workspace that holds nothing is not
-// an error. Saves are durable when they return, so a program that exits
-// without closing loses nothing it saved.
+// it, once the persistence calls in progress on it (on other goroutines)
+// have finished. The workspace's blobs and nets are untouched, and a later
+// persistence call opens the store again; so does one after a store was
+// found damaged. Closing a workspace that holds nothing is not an error.
+// Saves are durable when they return, so a program that exits without
+// closing loses nothing it saved.
 func (w *Workspace) Close() error {
 	stores.Lock()
-	defer stores.Unlock()
+	if path, err := w.StoreDir(); err == nil {
+		delete(stores.failed, path)
+	}
 	r, ok := stores.byWS[w]
 	if !ok {
+		stores.Unlock()
 		return nil
 	}
 	delete(stores.byWS, w)
 	r.refs--
 	if r.refs > 0 {
+		stores.Unlock()
 		return nil
 	}
+	r.closed = make(chan struct{})
+	stores.Unlock()
+
+	r.calls.Wait()
+	err := r.store.Close()
+	stores.Lock()
 	delete(stores.byPath, r.path)
-	if err := r.store.Close(); err != nil {
+	close(r.closed)
+	stores.Unlock()
+	if err != nil {
 		return fmt.Errorf("workspace: closing the store %s: %w", r.path, err)
 	}
 	return nil
@@ -144,31 +258,29 @@ func (w *Workspace) SaveNet(name string, net netdef.NetSource) error {
 	if name == "" {
 		return errors.New("workspace: SaveNet: neither a name nor a NetDef name given")
 	}
-	s, err := w.Store()
-	if err != nil {
-		return err
-	}
-	return s.SaveNet(name, def)
+	return w.withStore(func(s *persist.Store) error { return s.SaveNet(name, def) })
 }
 
 // LoadNet returns the NetDef saved under name in the root folder's store.
-// Create it with CreateNet to run it.
-func (w *Workspace) LoadNet(name string) (*netdef.NetDef, error) {
-	s, err := w.Store()
-	if err != nil {
-		return nil, err
-	}
-	return s.LoadNet(name)
+// Create it with CreateNet to run it. Like the other methods that only
+// read the store, it reads a read-only snapshot of it
+// (persist.OpenReadOnly) when another process has it open for writing.
+func (w *Workspace) LoadNet(name string) (def *netdef.NetDef, err error) {
+	err = w.readStore(func(s *persist.Store) (err error) {
+		def, err = s.LoadNet(name)
+		return err
+	})
+	return def, err
 }
 
 // SavedNets returns the names of the nets saved in the root folder's store,
-// sorted.
-func (w *Workspace) SavedNets() ([]string, error) {
-	s, err := w.Store()
-	if err != nil {
-		return nil, err
-	}
-	return s.Nets()
+// sorted (read-only when another process writes the store; see LoadNet).
+func (w *Workspace) SavedNets() (names []string, err error) {
+	err = w.readStore(func(s *persist.Store) (err error) {
+		names, err = s.Nets()
+		return err
+	})
+	return names, err
 }
 
 // SaveCheckpoint saves blobs of the workspace as checkpoint id in the root
@@ -177,10 +289,6 @@ func (w *Workspace) SavedNets() ([]string, error) {
 // tensor. To resume training later, include the optimizer's state and the
 // iteration counter along with the parameters.
 func (w *Workspace) SaveCheckpoint(id int64, blobs []string, opts ...persist.CheckpointOption) error {
-	s, err := w.Store()
-	if err != nil {
-		return err
-	}
 	if blobs == nil {
 		for _, name := range w.LocalBlobs() {
 			if b := w.GetBlob(name); b != nil && b.IsTensor() {
@@ -188,28 +296,27 @@ func (w *Workspace) SaveCheckpoint(id int64, blobs []string, opts ...persist.Che
 			}
 		}
 	}
-	return s.SaveCheckpoint(w, id, blobs, opts...)
+	return w.withStore(func(s *persist.Store) error { return s.SaveCheckpoint(w, id, blobs, opts...) })
 }
 
 // LoadCheckpoint loads checkpoint id from the root folder's store into the
 // workspace, creating or replacing its blobs. The checkpoint is verified
 // first; when it is missing or damaged the workspace is left unchanged.
+// When another process has the store open for writing (a trainer, while
+// this one evaluates), it loads from a read-only snapshot of the store.
 func (w *Workspace) LoadCheckpoint(id int64) error {
-	s, err := w.Store()
-	if err != nil {
-		return err
-	}
-	return s.LoadCheckpoint(w, id)
+	return w.readStore(func(s *persist.Store) error { return s.LoadCheckpoint(w, id) })
 }
 
 // LatestCheckpoint returns the highest checkpoint id in the root folder's
-// store; ok is false when there is none.
+// store; ok is false when there is none (read-only when another process
+// writes the store; see LoadCheckpoint).
 func (w *Workspace) LatestCheckpoint() (id int64, ok bool, err error) {
-	s, err := w.Store()
-	if err != nil {
-		return 0, false, err
-	}
-	return s.LatestCheckpoint()
+	err = w.readStore(func(s *persist.Store) (err error) {
+		id, ok, err = s.LatestCheckpoint()
+		return err
+	})
+	return id, ok, err
 }
 
 // Store returns the store of the current workspace's root folder.

@@ -3,10 +3,13 @@ package workspace_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
@@ -463,4 +466,138 @@ func TestStoreDir(t *testing.T) {
 			t.Errorf("a store appeared in the working directory: %v", err)
 		}
 	})
+}
+
+// TestCloseWaitsForPersistenceCalls closes a workspace again and again
+// while other goroutines save and load checkpoints through it: every call
+// succeeds (Close waits for those in progress, and later ones open the
+// store again), where calls used to fail with "store is closed".
+func TestCloseWaitsForPersistenceCalls(t *testing.T) {
+	ws := workspace.New(t.TempDir())
+	defer ws.Close()
+	if err := ws.FeedBlob("w", blob.MustFromSlice([]float32{1, 2, 3})); err != nil {
+		t.Fatal(err)
+	}
+	// Goroutine g saves w as checkpoint g and loads checkpoint 10+g, which
+	// holds its own blob v<g>.
+	for g := range 4 {
+		v := fmt.Sprintf("v%d", g)
+		if err := ws.FeedBlob(v, blob.MustFromSlice([]int32{int32(g)})); err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.SaveCheckpoint(int64(10+g), []string{v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				var err error
+				if i%2 == 0 {
+					err = ws.SaveCheckpoint(int64(g), []string{"w"})
+				} else {
+					err = ws.LoadCheckpoint(int64(10 + g))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for closing := true; closing; {
+		select {
+		case <-done:
+			closing = false
+		default:
+			if err := ws.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Errorf("a persistence call while the workspace was being closed: %v", err)
+	}
+}
+
+// TestDamagedStoreIsNotReopenedOnEveryCall damages a workspace's store:
+// the first call reports the damage and how to repair it; later calls
+// report it again without opening the store (a repair made meanwhile is
+// not seen) until the workspace is closed.
+func TestDamagedStoreIsNotReopenedOnEveryCall(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, workspace.StoreDirName)
+	ws := workspace.New(root)
+	defer ws.Close()
+	if err := ws.FeedBlob("w", blob.MustFromSlice(make([]float32, 20_000))); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.SaveCheckpoint(1, []string{"w"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "MANIFEST")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := ws.LatestCheckpoint()
+	if !errors.Is(err, persist.ErrCorrupt) || !strings.Contains(err.Error(), "caffe2go store repair") {
+		t.Fatalf("LatestCheckpoint on a damaged store: %v; want ErrCorrupt saying how to repair it", err)
+	}
+	if _, err := persist.Repair(dir); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := ws.LoadCheckpoint(1); !errors.Is(err, persist.ErrCorrupt) || !strings.Contains(err.Error(), "not opened again") {
+			t.Fatalf("a later call: %v; want the damage reported again without opening the store", err)
+		}
+	}
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.LoadCheckpoint(1); err != nil {
+		t.Fatalf("after Close, the repaired store: %v", err)
+	}
+}
+
+// TestReadingAStoreAnotherProcessWrites holds a workspace's store open the
+// way another process would: the workspace reads it through read-only
+// snapshots, and saving fails naming the holder.
+func TestReadingAStoreAnotherProcessWrites(t *testing.T) {
+	root := t.TempDir()
+	writer, err := persist.Open(filepath.Join(root, workspace.StoreDirName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	src := workspace.New("")
+	w := blob.MustFromSlice([]float32{1, 2, 3})
+	if err := src.FeedBlob("w", w); err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.SaveCheckpoint(src, 7, []string{"w"}); err != nil {
+		t.Fatal(err)
+	}
+	ws := workspace.New(root)
+	defer ws.Close()
+	if id, ok, err := ws.LatestCheckpoint(); err != nil || !ok || id != 7 {
+		t.Fatalf("LatestCheckpoint of a store another process writes: %d %v %v", id, ok, err)
+	}
+	if err := ws.LoadCheckpoint(7); err != nil {
+		t.Fatal(err)
+	}
+	if got := ws.GetBlob("w").Tensor(); !slices.Equal(blob.Data[float32](got), []float32{1, 2, 3}) {
+		t.Fatalf("loaded %v", got)
+	}
+	if err := ws.SaveCheckpoint(8, []string{"w"}); !errors.Is(err, persist.ErrLocked) || !strings.Contains(err.Error(), "OpenReadOnly") {
+		t.Fatalf("SaveCheckpoint to a store another process writes: %v; want ErrLocked", err)
+	}
 }

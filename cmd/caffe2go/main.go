@@ -11,6 +11,7 @@
 //	caffe2go bench [flags] net.pb        time a net and each of its operators
 //	caffe2go caffe convert [flags] net.prototxt weights.caffemodel [-o init_net.pb predict_net.pb]
 //	                                     translate a Caffe model into Caffe2 init and predict nets
+//	caffe2go store check|repair DIR      check a store, or salvage a damaged one
 //	caffe2go version                     print the version
 //
 // Every command and subcommand prints its usage with -h.
@@ -53,6 +54,7 @@ Usage:
   caffe2go bench [flags] net.pb        benchmark a net and each of its operators
   caffe2go caffe convert [flags] net.prototxt weights.caffemodel [-o init_net.pb predict_net.pb]
                                        translate a Caffe model into Caffe2 init and predict nets
+  caffe2go store check|repair DIR      check a checkpoint store, or salvage a damaged one
   caffe2go version                     print the version
 
 Run "caffe2go <command> -h" for a command's flags.
@@ -81,6 +83,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdBench(args[1:], stdout, stderr)
 	case "caffe":
 		err = cmdCaffe(args[1:], stdout, stderr)
+	case "store":
+		err = cmdStore(args[1:], stdout, stderr)
 	case "version":
 		err = cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
