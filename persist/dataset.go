@@ -29,7 +29,7 @@ func init() {
 			{Name: "absolute_path", Default: int64(0), Doc: "when 0, a relative db path resolves against the workspace root folder"},
 			{Name: "num_shards", Default: int64(1), Doc: "split the records into this many shards"},
 			{Name: "shard_id", Default: int64(0), Doc: "read record shard_id, shard_id + num_shards, … (0 ≤ shard_id < num_shards)"},
-			{Name: "shuffle", Default: int64(0), Doc: "read the shard's records in a new random order every epoch (needs a DB type that can seek: badger)"},
+			{Name: "shuffle", Default: int64(0), Doc: "read the shard's records in a new random order every epoch (needs a DB type that can seek: badger, leveldb or lmdb)"},
 			{Name: "seed", Doc: "seed of the shuffle (default: from the device option's random_seed, else random)"},
 		},
 		Doc: "Opens a DB for reading and outputs a DBReader over it: a cursor that wraps around at the end.",

@@ -13,14 +13,19 @@
 //     minidb file format byte for byte, for interop with Caffe2.
 //   - persist/badgerdb registers "badger" (DefaultDBType), a badger
 //     directory with sorted keys and Seek.
+//   - persist/leveldb registers "leveldb" (goleveldb, pure Go: the files of
+//     the C++ LevelDB that Caffe and Caffe2 write).
+//   - persist/lmdb registers "lmdb", the LMDB C library through cgo in
+//     builds with -tags lmdb (Debian liblmdb-dev); without the tag opening
+//     one fails and says how to build it.
 //   - persist/dbtest is the contract every DB type meets, as a test suite
 //     (dbtest.TestDB), run over every type DBTypes lists.
 //   - persist/mnist reads the MNIST idx files and imports them into a
 //     dataset DB for TensorProtosDBInput.
 //
 // A DB type registers itself when its package is imported, as an image
-// format does with package image. Package workspace imports minidb and
-// badgerdb, so users of workspace have both; a program that uses persist's
+// format does with package image. Package workspace imports minidb,
+// badgerdb, leveldb and lmdb, so users of workspace have them all; a program that uses persist's
 // operators without workspace imports the ones it needs:
 //
 //	import _ "github.com/caffe2go/caffe2go/persist/minidb"

@@ -18,7 +18,7 @@ import (
 
 func init() {
 	saveArgs := []operators.ArgSpec{
-		{Name: "db_type", Default: DefaultDBType, Doc: "DB type: \"badger\" or \"minidb\" (Caffe2 requires it; here it defaults to badger)"},
+		{Name: "db_type", Default: DefaultDBType, Doc: "DB type: \"badger\", \"minidb\", \"leveldb\" or \"lmdb\" (Caffe2 requires it; here it defaults to badger)"},
 		{Name: "absolute_path", Default: int64(0), Doc: "when 0, a relative db path resolves against the workspace root folder"},
 		{Name: "strip_prefix", Default: "", Doc: "a blob name containing it is saved as what follows its first occurrence"},
 		{Name: "blob_name_overrides", Doc: "names to save the inputs under, one per input (excludes strip_prefix)"},
