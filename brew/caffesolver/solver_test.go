@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,7 +67,12 @@ func TestLearningRate(t *testing.T) {
 // convert_mnist_data layout describes (the first 16 MNIST test images)
 // and compares it with the idx files.
 func TestReadDatumDB(t *testing.T) {
-	ds, err := caffesolver.ReadDatumDB("leveldb", "../../persist/leveldb/testdata/datum", 0)
+	// A copy: opening a LevelDB writes its LOCK file.
+	fixture := filepath.Join(t.TempDir(), "datum")
+	if err := os.CopyFS(fixture, os.DirFS("../../persist/leveldb/testdata/datum")); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := caffesolver.ReadDatumDB("leveldb", fixture, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
