@@ -72,6 +72,11 @@ func TestCaffeTrainLeNet(t *testing.T) {
 	if !bytes.Equal(resumed, uninterrupted) {
 		t.Error("the resumed run's caffemodel at iteration 4 differs from the uninterrupted run's")
 	}
+	// net weights draws conv1 from the store's latest checkpoint.
+	if code, out, errOut := runMain(t, "", "net", "weights", "-blob", "conv1_w", "run", "-o", "conv1.png"); code != 0 ||
+		!strings.Contains(out, "20 filters × 1 channels of 5×5") {
+		t.Errorf("net weights from the checkpoint: code %d: %s%s", code, out, errOut)
+	}
 	if code, _, errOut := runMain(t, "", "caffe", "train", "-solver", "solver.prototxt", "-snapshot", "3",
 		"-train-db", "mnist_leveldb", "-test-db", "mnist_leveldb", "-snapshot-prefix", "run/lenet"); code == 0 || !strings.Contains(errOut, "snapshot 3") {
 		t.Errorf("missing snapshot: code %d, stderr %s", code, errOut)
