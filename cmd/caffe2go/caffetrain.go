@@ -26,7 +26,9 @@ test_interval iterations and snapshotted every snapshot iterations (a
 with Caffe's progress lines. Relative paths in the solver and the net
 (net, snapshot_prefix, the Data layers' sources) are resolved in the
 solver's folder (a net not found there by its path is looked for by its
-file name); the flags override them. -snapshot resumes from a checkpoint.
+file name); the flags override them. -snapshot resumes from a checkpoint
+(an iteration snapshotted before, in place of Caffe's .solverstate); Ctrl-C
+stops after the iteration in progress and snapshots it.
 
   caffe2go caffe convert-mnist data/mnist/train-images-idx3-ubyte.gz data/mnist/train-labels-idx1-ubyte.gz mnist_train_leveldb
   caffe2go caffe convert-mnist data/mnist/t10k-images-idx3-ubyte.gz data/mnist/t10k-labels-idx1-ubyte.gz mnist_test_leveldb
@@ -107,9 +109,14 @@ func cmdCaffeTrain(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	begin, start := time.Now(), s.Iter()
 	if _, err := s.Solve(ctx); err != nil {
-		if errors.Is(context.Cause(ctx), errInterrupted) {
-			return fmt.Errorf("%w (snapshot with -snapshot N to resume from a checkpoint)", err)
+		if !errors.Is(context.Cause(ctx), errInterrupted) {
+			return err
 		}
+		// Caffe snapshots when a SIGINT stops it.
+		if serr := s.Snapshot(); serr != nil {
+			return fmt.Errorf("%w; the snapshot at iteration %d failed: %v", err, s.Iter(), serr)
+		}
+		fmt.Fprintf(stdout, "Optimization stopped early: resume with -snapshot %d\n", s.Iter())
 		return err
 	}
 	fmt.Fprintf(stdout, "%d iterations on %d device(s) in %v\n", s.Iter()-start, s.Devices(), time.Since(begin).Round(time.Millisecond))
