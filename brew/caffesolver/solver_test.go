@@ -372,3 +372,25 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("no source: error %v", err)
 	}
 }
+
+// TestStepCancelled: a cancelled context stops Step between iterations,
+// and the state can still be snapshotted and restored there.
+func TestStepCancelled(t *testing.T) {
+	root := t.TempDir()
+	s := newMLP(t, root, 1, 4, nil)
+	if err := s.Step(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Step(ctx, 2); err == nil || !strings.Contains(err.Error(), "stopped at iteration 2") {
+		t.Fatalf("cancelled Step: error %v", err)
+	}
+	if err := s.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	r := newMLP(t, root, 1, 4, nil)
+	if err := r.Restore(2); err != nil || r.Iter() != 2 {
+		t.Fatalf("Restore(2): iteration %d, %v", r.Iter(), err)
+	}
+}
