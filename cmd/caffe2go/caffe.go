@@ -11,26 +11,33 @@ import (
 )
 
 const caffeUsage = `usage: caffe2go caffe convert [flags] net.prototxt weights.caffemodel [-o init_net.pb predict_net.pb]
+       caffe2go caffe train -solver solver.prototxt [-weights x.caffemodel] [-devices N] [-snapshot id] [flags]
+       caffe2go caffe convert-mnist [-db-type leveldb] images-idx labels-idx out_db
 
 convert translates a Caffe net and its trained weights into a Caffe2 init
-net and predict net (package netdef/caffe). Run "caffe2go caffe convert -h"
-for its flags.
+net and predict net (package netdef/caffe); train trains a net as Caffe's
+solver does (package brew/caffesolver); convert-mnist writes MNIST as
+Caffe's Datum records. Run "caffe2go caffe <subcommand> -h" for the flags.
 `
 
 func cmdCaffe(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, caffeUsage)
-		return usageError("caffe: want a subcommand: convert")
+		return usageError("caffe: want a subcommand: convert, train or convert-mnist")
 	}
 	switch args[0] {
 	case "convert":
 		return cmdCaffeConvert(args[1:], stdout, stderr)
+	case "train":
+		return cmdCaffeTrain(args[1:], stdout, stderr)
+	case "convert-mnist":
+		return cmdCaffeConvertMNIST(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, caffeUsage)
 		return flag.ErrHelp
 	}
 	fmt.Fprint(stderr, caffeUsage)
-	return usageError(fmt.Sprintf("caffe: unknown subcommand %q (want convert)", args[0]))
+	return usageError(fmt.Sprintf("caffe: unknown subcommand %q (want convert, train or convert-mnist)", args[0]))
 }
 
 const caffeConvertUsage = `usage: caffe2go caffe convert [flags] net.prototxt weights.caffemodel [-o init_net.pb predict_net.pb]

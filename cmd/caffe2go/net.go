@@ -13,27 +13,31 @@ import (
 
 const netUsage = `usage: caffe2go net show net.pb
        caffe2go net draw [-format dot|svg] [-o out.dot|out.svg] net.pb
+       caffe2go net weights -blob NAME [-o grid.png] CHECKPOINT_OR_INIT_NET
 
-show prints a NetDef in the protobuf text format; draw draws it. Run
+show prints a NetDef in the protobuf text format; draw draws it; weights
+draws a filter blob as a PNG grid. Run
 "caffe2go net <subcommand> -h" for a subcommand's flags.
 `
 
 func cmdNet(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, netUsage)
-		return usageError("net: want a subcommand: show or draw")
+		return usageError("net: want a subcommand: show, draw or weights")
 	}
 	switch args[0] {
 	case "show":
 		return cmdNetShow(args[1:], stdout, stderr)
 	case "draw":
 		return cmdNetDraw(args[1:], stdout, stderr)
+	case "weights":
+		return cmdNetWeights(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, netUsage)
 		return flag.ErrHelp
 	}
 	fmt.Fprint(stderr, netUsage)
-	return usageError(fmt.Sprintf("net: unknown subcommand %q (want show or draw)", args[0]))
+	return usageError(fmt.Sprintf("net: unknown subcommand %q (want show, draw or weights)", args[0]))
 }
 
 func cmdNetShow(args []string, stdout, stderr io.Writer) error {

@@ -22,6 +22,8 @@ type options struct {
 	shapes map[string][]int
 	level  int32
 	stages []string
+	phase  Phase
+	fill   bool
 }
 
 // InputShape gives the shape of an input blob of the net: a top of a data
@@ -51,6 +53,23 @@ func Stages(stages ...string) Option {
 	stages = slices.Clone(stages)
 	return func(o *options) { o.stages = stages }
 }
+
+// InPhase sets the phase the net is instantiated in (default Phase_TEST).
+// In Phase_TRAIN the layers kept are those of Caffe's training net and
+// Dropout drops (is_test 0); the training-time data augmentation of a
+// transform_param (crop_size, mirror) and BatchNorm with batch statistics
+// are not translated and are reported with ErrUnsupported.
+func InPhase(p Phase) Option { return func(o *options) { o.phase = p } }
+
+// FromFillers creates the learned parameters of Convolution,
+// Deconvolution and InnerProduct layers that the weights do not hold from
+// the layers' weight_filler and bias_filler, as Caffe initializes a net
+// for training: constant → ConstantFill, uniform → UniformFill, gaussian
+// → GaussianFill, xavier → UniformFill in ±sqrt(3/n), msra →
+// GaussianFill with std sqrt(2/n), n being the fan-in, fan-out or their
+// mean as variance_norm says. The parameter's shape must be known (see
+// InputShape). Convert then accepts nil weights.
+func FromFillers() Option { return func(o *options) { o.fill = true } }
 
 // Converted is a Caffe net translated to Caffe2.
 type Converted struct {
@@ -97,13 +116,24 @@ type Layer struct {
 	// Merged names a layer translated together with this one (the Scale
 	// layer after a BatchNorm); Tops and Blobs are then the merged layer's.
 	Merged string
+	// Learned are the layer's Caffe parameter blobs, in Caffe's order (the
+	// weights, then the bias), as Caffe2 blob names: the Params that a
+	// caffemodel stores for the layer and that training updates
+	// (Convolution, Deconvolution, InnerProduct and PReLU layers; not a
+	// BatchNorm's statistics, a Scale layer's factors, nor the constants a
+	// translation adds).
+	Learned []string
+	// LRMult and DecayMult are the learning-rate and weight-decay
+	// multipliers of Learned, from the layer's param specs (1 when unset).
+	LRMult, DecayMult []float32
 }
 
 // Convert translates a Caffe net to a Caffe2 init net and predict net for
-// inference. net describes the layers (a deploy or train_val prototxt; see
+// inference or, with InPhase(Phase_TRAIN) and FromFillers, for training
+// (the predict net is then the forward pass of the training net). net describes the layers (a deploy or train_val prototxt; see
 // ParseNet); weights holds the trained blobs of the layers by name (a
 // caffemodel; see ParseWeights). The net is instantiated in Caffe's TEST
-// phase, at the level and stages of the options: layers whose include and
+// phase (or the InPhase option's), at the level and stages of the options: layers whose include and
 // exclude rules do not match are left out, as Caffe does. Both the current
 // (layer) and the V1 (layers) formats are read.
 //
@@ -126,12 +156,15 @@ func Convert(net, weights *NetParameter, opts ...Option) (conv *Converted, err e
 	if net == nil {
 		return nil, errors.New("caffe: no net")
 	}
-	if weights == nil {
-		return nil, errors.New("caffe: no weights")
-	}
-	var o options
+	o := options{phase: Phase_TEST}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if weights == nil {
+		if !o.fill {
+			return nil, errors.New("caffe: no weights")
+		}
+		weights = &NetParameter{}
 	}
 	layers, err := netLayers(net)
 	if err != nil {
@@ -249,7 +282,7 @@ type converter struct {
 func newConverter(net *NetParameter, o *options, trained map[string][]*BlobProto) *converter {
 	c := &converter{
 		opts: o, trained: trained,
-		state:    &NetState{Phase: Phase_TEST.Enum(), Level: &o.level, Stage: o.stages},
+		state:    &NetState{Phase: o.phase.Enum(), Level: &o.level, Stage: o.stages},
 		name:     net.GetName(),
 		names:    map[string]bool{},
 		cur:      map[string]string{},
@@ -479,6 +512,55 @@ func (c *converter) param(suffix string, t tensor) string {
 	c.params = append(c.params, name)
 	c.rec.Params = append(c.rec.Params, name)
 	return name
+}
+
+// learned adds the layer's learned parameter blob i (its Caffe blob i,
+// what it is; suffix names the Caffe2 blob): the trained blob from blobs,
+// which must have the shape want (see fit), or, when the weights hold no
+// blobs for the layer and FromFillers is set, a fill operator from filler.
+// It records the blob in Layer.Learned with the multipliers of the
+// layer's param spec i.
+func (c *converter) learned(blobs []*BlobProto, i int, what, suffix string, filler *FillerParameter, want ...int) (string, error) {
+	var name string
+	if blobs == nil && c.opts.fill {
+		for _, d := range want {
+			if d < 0 {
+				return "", fmt.Errorf("the %s's shape %s is not known, so it cannot be filled: give the net's input shape with InputShape", what, wantString(want))
+			}
+		}
+		typ, args, err := fillOp(filler, want)
+		if err != nil {
+			return "", fmt.Errorf("%s filler: %w", what, err)
+		}
+		name = c.newName(c.l.GetName() + "_" + suffix)
+		args = append([]*netdef.Argument{netdef.ArgInts("shape", int64s(want)...)}, args...)
+		c.init = append(c.init, netdef.NewOperator(typ, nil, []string{name}, args...))
+		c.params = append(c.params, name)
+		c.rec.Params = append(c.rec.Params, name)
+	} else {
+		t, err := fit(blobs, i, what, want...)
+		if err != nil {
+			return "", err
+		}
+		name = c.param(suffix, t)
+	}
+	lr, decay := float32(1), float32(1)
+	if i < len(c.l.Param) {
+		lr, decay = c.l.Param[i].GetLrMult(), c.l.Param[i].GetDecayMult()
+	}
+	c.rec.Learned = append(c.rec.Learned, name)
+	c.rec.LRMult = append(c.rec.LRMult, lr)
+	c.rec.DecayMult = append(c.rec.DecayMult, decay)
+	return name, nil
+}
+
+// trainedOrFilled returns the layer's n trained blobs, or nil when the
+// weights hold none for it and FromFillers is set.
+func (c *converter) trainedOrFilled(n int, what string) ([]*BlobProto, error) {
+	if c.opts.fill && len(c.trained[c.l.GetName()]) == 0 {
+		return nil, nil
+	}
+	return c.blobs(n, n, what)
 }
 
 // constant adds a parameter blob of the given shape filled with v by

@@ -73,6 +73,16 @@
 //     ConstantFill when power or scale is 0.
 //   - Silence: nothing.
 //
+// # Training
+//
+// With InPhase(Phase_TRAIN) and FromFillers, Convert instantiates Caffe's
+// training net: layers without trained blobs get their parameters from
+// their fillers, and Layer.Learned, LRMult and DecayMult say which blobs
+// training updates and how (package brew/caffesolver trains such nets).
+// ParseSolver and ReadSolver read a solver description
+// (SolverParameter); ParseDatum and DatumValues read the Datum records of
+// Caffe's LMDB and LevelDB data sets.
+//
 // Other layer types (Crop, Embed, Exp, Log, BNLL, ELU, Threshold, MVN, ArgMax,
 // Tile, Reduction, SPP, Bias, DummyData, WindowData, Python, the losses other than
 // SoftmaxWithLoss, …) are reported with ErrUnsupported, naming the layer.

@@ -199,6 +199,9 @@ func (c *converter) dataLayer() error {
 // scale. Random mirroring, a training-time augmentation, is not part of
 // the translation.
 func (c *converter) applyTransform(tr transform) error {
+	if c.opts.phase == Phase_TRAIN && (tr.crop > 0 || tr.mirror) {
+		return fmt.Errorf("the training-time augmentation of transform_param (random crop_size, mirror) is %w", ErrUnsupported)
+	}
 	if tr.meanFile != "" {
 		return fmt.Errorf("transform_param mean_file %q is %w: subtract the mean from the data before feeding it, or give mean_value", tr.meanFile, ErrUnsupported)
 	}
@@ -386,7 +389,7 @@ func (c *converter) convolution() error {
 	if err != nil {
 		return err
 	}
-	blobs, err := c.blobs(1+boolInt(cp.GetBiasTerm()), 1+boolInt(cp.GetBiasTerm()), "weights"+map[bool]string{true: " and bias"}[cp.GetBiasTerm()])
+	blobs, err := c.trainedOrFilled(1+boolInt(cp.GetBiasTerm()), "weights"+map[bool]string{true: " and bias"}[cp.GetBiasTerm()])
 	if err != nil {
 		return err
 	}
@@ -394,17 +397,17 @@ func (c *converter) convolution() error {
 	if ch >= 0 {
 		cg = ch / group
 	}
-	w, err := fit(blobs, 0, "weights", append([]int{out, cg}, g.kernel...)...)
+	w, err := c.learned(blobs, 0, "weights", "w", cp.GetWeightFiller(), append([]int{out, cg}, g.kernel...)...)
 	if err != nil {
 		return err
 	}
-	in := []string{xn, c.param("w", w)}
+	in := []string{xn, w}
 	if cp.GetBiasTerm() {
-		b, err := fit(blobs, 1, "bias", out)
+		b, err := c.learned(blobs, 1, "bias", "b", cp.GetBiasFiller(), out)
 		if err != nil {
 			return err
 		}
-		in = append(in, c.param("b", b))
+		in = append(in, b)
 	}
 	var shape []int
 	if x != nil {
@@ -453,21 +456,21 @@ func (c *converter) deconvolution() error {
 	if err != nil {
 		return err
 	}
-	blobs, err := c.blobs(1+boolInt(cp.GetBiasTerm()), 1+boolInt(cp.GetBiasTerm()), "weights"+map[bool]string{true: " and bias"}[cp.GetBiasTerm()])
+	blobs, err := c.trainedOrFilled(1+boolInt(cp.GetBiasTerm()), "weights"+map[bool]string{true: " and bias"}[cp.GetBiasTerm()])
 	if err != nil {
 		return err
 	}
-	w, err := fit(blobs, 0, "weights", ch, out/group, g.kernel[0], g.kernel[1])
+	w, err := c.learned(blobs, 0, "weights", "w", cp.GetWeightFiller(), ch, out/group, g.kernel[0], g.kernel[1])
 	if err != nil {
 		return err
 	}
-	in := []string{xn, c.param("w", w)}
+	in := []string{xn, w}
 	if cp.GetBiasTerm() {
-		b, err := fit(blobs, 1, "bias", out)
+		b, err := c.learned(blobs, 1, "bias", "b", cp.GetBiasFiller(), out)
 		if err != nil {
 			return err
 		}
-		in = append(in, c.param("b", b))
+		in = append(in, b)
 	}
 	var shape []int
 	if x != nil {
@@ -681,7 +684,7 @@ func (c *converter) innerProduct() error {
 	if x != nil {
 		k = count(x, axis, len(x))
 	}
-	blobs, err := c.blobs(1+boolInt(ip.GetBiasTerm()), 1+boolInt(ip.GetBiasTerm()), "weights"+map[bool]string{true: " and bias"}[ip.GetBiasTerm()])
+	blobs, err := c.trainedOrFilled(1+boolInt(ip.GetBiasTerm()), "weights"+map[bool]string{true: " and bias"}[ip.GetBiasTerm()])
 	if err != nil {
 		return err
 	}
@@ -689,17 +692,17 @@ func (c *converter) innerProduct() error {
 	if ip.GetTranspose() {
 		want, typ = []int{k, n}, "FCTransposed"
 	}
-	w, err := fit(blobs, 0, "weights", want...)
+	w, err := c.learned(blobs, 0, "weights", "w", ip.GetWeightFiller(), want...)
 	if err != nil {
 		return err
 	}
-	in := []string{xn, c.param("w", w)}
+	in := []string{xn, w}
 	if ip.GetBiasTerm() {
-		b, err := fit(blobs, 1, "bias", n)
+		b, err := c.learned(blobs, 1, "bias", "b", ip.GetBiasFiller(), n)
 		if err != nil {
 			return err
 		}
-		in = append(in, c.param("b", b))
+		in = append(in, b)
 	} else {
 		in = append(in, c.constant("b", 0, n))
 	}
@@ -779,11 +782,10 @@ func (c *converter) prelu() error {
 			n = x[1]
 		}
 	}
-	slope, err := fit(blobs, 0, "slopes", n)
+	s, err := c.learned(blobs, 0, "slopes", "slope", nil, n)
 	if err != nil {
 		return err
 	}
-	s := c.param("slope", slope)
 	y, err := c.top(0, true, x)
 	if err != nil {
 		return err
@@ -859,6 +861,9 @@ func (c *converter) batchNorm(rest []*LayerParameter) error {
 		return err
 	}
 	bp := orEmpty(c.l.GetBatchNormParam())
+	if c.opts.phase == Phase_TRAIN && !bp.GetUseGlobalStats() {
+		return fmt.Errorf("training with the batch's statistics (use_global_stats false, the TRAIN phase's default) is %w", ErrUnsupported)
+	}
 	if bp.UseGlobalStats != nil && !bp.GetUseGlobalStats() {
 		return fmt.Errorf("use_global_stats false (normalizing with the batch's statistics at inference) is %w", ErrUnsupported)
 	}
@@ -1237,7 +1242,8 @@ func (c *converter) dropout() error {
 		return err
 	}
 	// At test time Caffe's dropout passes its input through.
-	c.op("Dropout", []string{xn}, []string{y}, netdef.ArgFloat("ratio", c.l.GetDropoutParam().GetDropoutRatio()), netdef.ArgInt("is_test", 1))
+	c.op("Dropout", []string{xn}, []string{y}, netdef.ArgFloat("ratio", c.l.GetDropoutParam().GetDropoutRatio()),
+		netdef.ArgInt("is_test", int64(boolInt(c.opts.phase == Phase_TEST))))
 	return nil
 }
 
