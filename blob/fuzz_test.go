@@ -11,11 +11,12 @@ import (
 )
 
 // fuzzLimit keeps the tensors the fuzzers build small: dims come from the
-// input and could otherwise ask for gigabytes.
+// input and could otherwise ask for gigabytes. The budget is below the
+// size from which CheckAllocation reads the heap, so that whether a
+// request fits never depends on what else is on the heap.
 func fuzzLimit(f *testing.F) {
-	old := maxTensorBytes
-	maxTensorBytes = 1 << 22
-	f.Cleanup(func() { maxTensorBytes = old })
+	old := SetMemoryBudget(heapCheckBytes - 1)
+	f.Cleanup(func() { SetMemoryBudget(old) })
 }
 
 // fuzzSeedProtos returns TensorProtos that cover every data type and every
