@@ -217,7 +217,7 @@ func (k *groupKernel[T]) statsNHWC(lo, hi int) {
 		}
 		clear(s)
 		clear(s2)
-		for r := 0; r+C <= len(img); r += C {
+		for r := 0; r < len(img); r += C {
 			for c, v := range img[r : r+C] {
 				d := float64(v) - shift[c]
 				s[c] += d
@@ -231,7 +231,7 @@ func (k *groupKernel[T]) statsNHWC(lo, hi int) {
 				a += s[c]
 				b += s2[c]
 			}
-			k.finishStats(n*G+g, a, b, shift[p0])
+			k.finishStats(n*G+g, a, b, at(shift, p0)) // a group of no channels has no shift
 		}
 	}
 }
@@ -244,7 +244,7 @@ func (k *groupKernel[T]) gradSumsNHWC(lo, hi int) {
 		db, dsc, mean := k.db[n*C:(n+1)*C], k.dsc[n*C:(n+1)*C], k.cm[n*C:(n+1)*C]
 		clear(db)
 		clear(dsc)
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			xr := x[r : r+C]
 			for c, g := range dy[r : r+C] {
 				db[c] += float64(g)

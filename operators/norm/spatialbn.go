@@ -290,7 +290,8 @@ func (k *bnKernel[T]) applyPlane(c, off int) {
 }
 
 // runRows processes NHWC rows [lo, hi) (one spatial position of one
-// image, C channels each).
+// image, C channels each). The loops step through x, whole rows, until its
+// end, which also ends them when C is 0.
 func (k *bnKernel[T]) runRows(part, lo, hi int) {
 	C := k.l.c
 	x := k.x[lo*C : hi*C]
@@ -301,7 +302,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 		clear(s2)
 		if k.phase == bnStats {
 			shift := k.shift[:C]
-			for r := 0; r+C <= len(x); r += C {
+			for r := 0; r < len(x); r += C {
 				for c, v := range x[r : r+C] {
 					d := float64(v) - shift[c]
 					s[c] += d
@@ -311,7 +312,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 			return
 		}
 		dy, m := k.dy[lo*C:hi*C], k.m[:C]
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			xr := x[r : r+C]
 			for c, g := range dy[r : r+C] {
 				s[c] += float64(g)
@@ -320,7 +321,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 		}
 	case bnApply:
 		y, m, a, d := k.y[lo*C:hi*C], k.m[:C], k.a[:C], k.d[:C]
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			yr := y[r : r+C]
 			for c, v := range x[r : r+C] {
 				yr[c] = (v-m[c])*a[c] + d[c]
@@ -328,7 +329,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 		}
 	case bnGradApply:
 		dy, dx, m, a, cc, d := k.dy[lo*C:hi*C], k.y[lo*C:hi*C], k.m[:C], k.a[:C], k.c[:C], k.d[:C]
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			xr, dxr := x[r:r+C], dx[r:r+C]
 			for c, g := range dy[r : r+C] {
 				dxr[c] = g*a[c] + (xr[c]-m[c])*cc[c] + d[c]
