@@ -9,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/caffe2go/caffe2go/netdef"
 )
 
 // withBudget sets the memory budget to n bytes for the rest of the test.
@@ -243,5 +247,37 @@ func TestMakeSlice(t *testing.T) {
 	}
 	if _, err := MakeSlice[int64](-3); err == nil {
 		t.Error("MakeSlice(-3) succeeded")
+	}
+}
+
+// TestHostileBlobProto: a BlobProto of 30 bytes claims 4·10⁹ floats (a
+// chunk's segment may be empty while its dims give the whole tensor);
+// deserializing it is an error naming the blob, and allocates nothing.
+func TestHostileBlobProto(t *testing.T) {
+	withBudget(t, 1<<30)
+	p := &netdef.BlobProto{Name: proto.String("w"), Type: proto.String("Tensor"), Tensor: &netdef.TensorProto{
+		Dims:    []int64{4e9},
+		Segment: &netdef.TensorProto_Segment{Begin: proto.Int64(0), End: proto.Int64(0)},
+	}}
+	data, err := proto.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 30 {
+		t.Fatalf("the proto has %d bytes", len(data))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var b Blob
+	_, err = DeserializeBlob(data, &b)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), `blob "w": dims [4000000000] of FLOAT: needs 14.9 GiB, over the memory budget of 1.0 GiB`) {
+		t.Errorf("DeserializeBlob: %v", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("DeserializeBlob allocated %d bytes", n)
+	}
+	if !b.IsEmpty() {
+		t.Errorf("the blob holds %v", b.Get())
 	}
 }
