@@ -318,6 +318,9 @@ func (o *frontBackGradientOp) Run() error {
 	if err := dx.Init(dt, o.dxDims...); err != nil {
 		return err
 	}
+	if dx.Size() == 0 {
+		return nil // nothing to write, however many rows of no columns (or the reverse) there are
+	}
 	switch dt {
 	case blob.Float32:
 		frontBackBackward(o.r, o.front, rows, cols, blob.Data[float32](dy), tensorData[float32](x), tensorData[float32](y), lengths, blob.Data[float32](dx))
