@@ -82,8 +82,13 @@ func (o *topKOp) Run() error {
 		flat = blob.Data[int64](f)
 	}
 	// The heap holds the best of the n elements along the axis: no more
-	// than n, however large k is.
-	if m := min(o.k, n); cap(o.heap) < m {
+	// than n, however large k is, and none when X is empty (n may be
+	// anything beside a 0).
+	m := min(o.k, n)
+	if x.Size() == 0 {
+		m = 0
+	}
+	if cap(o.heap) < m {
 		o.heap = make([]int64, 0, m)
 	}
 	s := topKShape{prev: prev, n: n, next: next, k: o.k}

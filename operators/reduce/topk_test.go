@@ -192,4 +192,18 @@ func TestTopKHugeK(t *testing.T) {
 	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
 		t.Errorf("k = 2^31 on [0 3] allocated %d bytes", n)
 	}
+	// The same, with 2^45 elements along the (empty) X's axis.
+	x, err = blob.New(blob.Float32, 1, 0, 1<<45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&before)
+	out, err = optest.RunOp(netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}, netdef.ArgInt("k", 1<<31)), x)
+	runtime.ReadMemStats(&after)
+	if err != nil || out[0].Size() != 0 || !slices.Equal(out[1].Dims(), []int{1, 0, 1 << 31}) {
+		t.Errorf("k = 2^31 on [1 0 2^45]: %v, %v", out, err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("k = 2^31 on [1 0 2^45] allocated %d bytes", n)
+	}
 }
