@@ -200,7 +200,7 @@ func TestBudgetFromEnvironment(t *testing.T) {
 			if avail <= 0 || avail >= asLimitKiB<<10 {
 				return "available memory " + strconv.FormatInt(avail, 10) + " is not below the address-space limit"
 			}
-			return wantEq("budget", b, avail/2)
+			return wantEq("budget", b, avail/100*defaultBudgetPercent)
 		}},
 	}
 	for _, c := range cases {
@@ -255,10 +255,7 @@ func TestMakeSlice(t *testing.T) {
 // deserializing it is an error naming the blob, and allocates nothing.
 func TestHostileBlobProto(t *testing.T) {
 	withBudget(t, 1<<30)
-	p := &netdef.BlobProto{Name: proto.String("w"), Type: proto.String("Tensor"), Tensor: &netdef.TensorProto{
-		Dims:    []int64{4e9},
-		Segment: &netdef.TensorProto_Segment{Begin: proto.Int64(0), End: proto.Int64(0)},
-	}}
+	p := &netdef.BlobProto{Name: proto.String("w"), Type: proto.String("Tensor"), Tensor: hostileProto()}
 	data, err := proto.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
