@@ -190,6 +190,9 @@ func (k *bnKernel[T]) reduce(phase int) {
 func (k *bnKernel[T]) apply(phase int, out []T) {
 	k.phase, k.y = phase, out
 	l := k.l
+	if l.hw == 0 {
+		return // nothing to write, in however many empty planes
+	}
 	items := l.n * l.c
 	if l.nhwc {
 		items = l.n * l.hw
@@ -253,6 +256,9 @@ func (k *bnKernel[T]) RunRange(part, lo, hi int) {
 				k.s[c], k.s2[c] = k.channelSums(c, bnGradSums)
 				k.gradChannel(c)
 			}
+			if l.hw == 0 {
+				continue // no planes to apply, in however many images
+			}
 			for n := range l.n {
 				k.applyPlane(c, (n*l.c+c)*l.hw)
 			}
@@ -260,9 +266,13 @@ func (k *bnKernel[T]) RunRange(part, lo, hi int) {
 	}
 }
 
-// channelSums returns the sums of a reduction phase over NCHW channel c.
+// channelSums returns the sums of a reduction phase over NCHW channel c
+// (none when its planes are empty, however many images there are).
 func (k *bnKernel[T]) channelSums(c, phase int) (s, s2 float64) {
 	l := k.l
+	if l.hw == 0 {
+		return 0, 0
+	}
 	for n := range l.n {
 		off := (n*l.c + c) * l.hw
 		var a, b float64
