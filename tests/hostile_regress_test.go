@@ -69,6 +69,8 @@ func TestHostileRegressions(t *testing.T) {
 		{"TileGradient 2^40 tiles, empty", op("TileGradient", 1, []string{"dx"}, netdef.ArgInt("tiles", 1<<40), netdef.ArgInt("axis", 1)), in(f32(3, 0)), nil},
 		{"ArgMax beside 2^31", op("ArgMax", 1, []string{"y"}, netdef.ArgInt("axis", -2)), in(f32(7, 3, 1<<31, 0)), nil},
 		{"ReduceFrontSumGradient of 2^40 empty rows", op("ReduceFrontSumGradient", 2, []string{"dx"}), in(f32(0), f32(1<<40, 0)), nil},
+		{"SoftmaxGradient of 2^40 empty rows", op("SoftmaxGradient", 2, []string{"dx"}), in(f32(1<<40, 0, 2, 1), f32(0)), nil},
+		{"ChannelStats of 2^40 empty images", op("ChannelStats", 1, []string{"s", "s2"}), in(f32(1<<40, 1, 0)), nil},
 	}
 	for _, c := range cases {
 		hc := hostileCase{op: c.op, inputs: c.inputs}
