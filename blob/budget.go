@@ -190,21 +190,6 @@ func CheckElements(dtype DataType, count int) error {
 	return CheckAllocation(int64(count) * size)
 }
 
-// MakeSlice returns make([]T, n) after checking its n elements against the
-// memory budget (CheckAllocation), for the scratch memory of a kernel whose
-// size comes from input.
-func MakeSlice[T any](n int) ([]T, error) {
-	var z T
-	size := int64(unsafe.Sizeof(z))
-	if n < 0 || (size > 0 && int64(n) > math.MaxInt64/size) {
-		return nil, fmt.Errorf("cannot allocate %d elements of %T", n, z)
-	}
-	if err := CheckAllocation(int64(n) * size); err != nil {
-		return nil, err
-	}
-	return make([]T, n), nil
-}
-
 // heapObjectsMetric is the bytes of the heap's objects, live or not yet
 // swept.
 const heapObjectsMetric = "/memory/classes/heap/objects:bytes"

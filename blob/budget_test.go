@@ -237,19 +237,6 @@ func wantEq(what string, got, want int64) string {
 	return ""
 }
 
-func TestMakeSlice(t *testing.T) {
-	withBudget(t, 1<<20-1)
-	if s, err := MakeSlice[float64](1000); err != nil || len(s) != 1000 {
-		t.Errorf("MakeSlice(1000) = len %d, %v", len(s), err)
-	}
-	if _, err := MakeSlice[float64](1 << 17); !errors.Is(err, ErrOverBudget) {
-		t.Errorf("MakeSlice(2^17 float64) = %v, want over budget", err)
-	}
-	if _, err := MakeSlice[int64](-3); err == nil {
-		t.Error("MakeSlice(-3) succeeded")
-	}
-}
-
 // TestHostileBlobProto: a BlobProto of 30 bytes claims 4·10⁹ floats (a
 // chunk's segment may be empty while its dims give the whole tensor);
 // deserializing it is an error naming the blob, and allocates nothing.

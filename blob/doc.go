@@ -16,7 +16,7 @@
 // from killing the process with a fatal out-of-memory: every tensor
 // allocated in Go memory (New, Init, Resize, CopyFrom, the deserializers)
 // is checked against it first, and so is the scratch memory of kernels
-// whose size comes from input (CheckAllocation, CheckElements, MakeSlice).
+// whose size comes from input (CheckAllocation, CheckElements).
 // A request is refused when it alone exceeds the budget, or, from 1 MiB
 // on, when it would take the Go heap's objects past the budget even after
 // a garbage collection; the error wraps ErrOverBudget and says the bytes
