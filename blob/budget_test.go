@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,5 +264,26 @@ func TestHostileBlobProto(t *testing.T) {
 	}
 	if !b.IsEmpty() {
 		t.Errorf("the blob holds %v", b.Get())
+	}
+}
+
+// TestCloneIgnoresBudget: a clone copies elements that exist, so it is not
+// refused (Clone cannot return an error), while New of the same size is.
+func TestCloneIgnoresBudget(t *testing.T) {
+	x, err := New(Float32, 1<<19)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Data[float32](x)[7] = 3
+	withBudget(t, 1<<20-1)
+	if _, err := New(Float32, 1<<19); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("New of 2 MiB under a 1 MiB budget: %v", err)
+	}
+	c := x.Clone()
+	if c.DataType() != Float32 || !slices.Equal(c.Dims(), x.Dims()) || !slices.Equal(Data[float32](c), Data[float32](x)) {
+		t.Fatalf("clone %v of %v differs", c, x)
+	}
+	if Data[float32](c)[7] = 4; Data[float32](x)[7] != 3 {
+		t.Fatal("the clone shares storage")
 	}
 }

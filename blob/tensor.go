@@ -313,10 +313,20 @@ func (t *Tensor) allocate(dtype DataType, n int, shape []int) error {
 }
 
 // Clone returns a deep copy of t on t's device. A tensor in Go memory
-// cannot fail to copy; for one in a device's memory Clone panics when the
-// device cannot allocate or copy, so code handling device tensors calls
-// CopyTo, which returns that error.
+// cannot fail to copy: its copy is sized by elements that exist, not by
+// input, so the memory budget does not apply. For one in a device's memory
+// Clone panics when the device cannot allocate or copy, so code handling
+// device tensors calls CopyTo, which returns that error.
 func (t *Tensor) Clone() *Tensor {
+	if t.OnHost() {
+		c := &Tensor{dtype: t.dtype, shape: append([]int{}, t.shape...), size: t.size, device: t.Device()}
+		if h, ok := t.mem.(hostMemory); ok {
+			m := makeHost(t.dtype, t.size)
+			m.copyFrom(h, t.size)
+			c.mem = m
+		}
+		return c
+	}
 	c, err := t.CopyTo(t.device)
 	if err != nil {
 		panic(err)
