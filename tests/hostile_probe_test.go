@@ -39,7 +39,7 @@ const (
 	// now and then keeps what failed DB opens leak under ulimit -v (badger
 	// allocates its 64 MiB memtable before mapping its value log, and
 	// keeps it when the mapping fails) from adding up over a long probe.
-	probeChildCases = 2000
+	probeChildCases = 500
 	probeMarker     = "@@probe "
 )
 

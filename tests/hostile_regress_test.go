@@ -71,6 +71,9 @@ func TestHostileRegressions(t *testing.T) {
 		{"ReduceFrontSumGradient of 2^40 empty rows", op("ReduceFrontSumGradient", 2, []string{"dx"}), in(f32(0), f32(1<<40, 0)), nil},
 		{"SoftmaxGradient of 2^40 empty rows", op("SoftmaxGradient", 2, []string{"dx"}), in(f32(1<<40, 0, 2, 1), f32(0)), nil},
 		{"ChannelStats of 2^40 empty images", op("ChannelStats", 1, []string{"s", "s2"}), in(f32(1<<40, 1, 0)), nil},
+		{"PRelu of 2^40 empty images", op("PRelu", 2, []string{"y"}), in(f32(1<<40, 0), f32(1<<40, 0)), nil},
+		{"PReluGradient of 2^40 empty images", op("PReluGradient", 4, []string{"dx", "dw"}), in(f32(1<<40, 0), f32(1<<40, 0), f32(1<<40, 0), f32(0)), nil},
+		{"TopK of 2^31 empty rows", op("TopK", 1, []string{"v", "i"}, netdef.ArgInt("k", 100000), netdef.ArgInt("axis", 2)), in(f32(1<<31, 5, 2, 0)), nil},
 	}
 	for _, c := range cases {
 		hc := hostileCase{op: c.op, inputs: c.inputs}

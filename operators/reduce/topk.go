@@ -81,6 +81,9 @@ func (o *topKOp) Run() error {
 		}
 		flat = blob.Data[int64](f)
 	}
+	if values.Size() == 0 {
+		return nil // else the kernel would loop over the 2^31 rows beside the output's 0
+	}
 	// The heap holds the best of the n elements along the axis: no more
 	// than n, however large k is, and none when X is empty (n may be
 	// anything beside a 0).
