@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -26,10 +27,14 @@ import (
 // process. Run it under ulimit -v (as .ci/run does).
 //
 // Starlark itself lets a program build a list of 2^30 elements in one
-// step ([0] * n, list(range(n))), which no budget sees: the harness makes
-// repetition (* and *= on a sequence and an int) and range refuse more than
-// fuzzRepeatLimit elements, so that the fuzzer searches the bindings
-// rather than the interpreter's own allocations.
+// step ([0] * n, list(range(n))), or grow one step after step (s = s + s in
+// a loop, name scopes nested by recursion), which no budget sees: the
+// harness makes repetition (* and *= on a sequence and an int) and range
+// refuse more than fuzzRepeatLimit elements, and cancels a script once the
+// heap holds more than fuzzHeapLimit (Starlark checks cancellation at every
+// step), so that the fuzzer searches the bindings rather than the
+// interpreter's own allocations. (str.replace can still ask for the
+// product of two strings' lengths in one step.)
 func FuzzScript(f *testing.F) {
 	files, err := filepath.Glob("testdata/*.star")
 	if err != nil || len(files) == 0 {
@@ -68,6 +73,7 @@ func FuzzScript(f *testing.F) {
 		in.Thread().SetMaxExecutionSteps(1_000_000)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		defer watchHeap(in.Thread(), fuzzHeapLimit)()
 		err = in.ExecREPLChunk(ctx, file)
 		if err == nil {
 			return
@@ -94,6 +100,36 @@ const fuzzRepeatLimit = 1 << 20
 
 // fuzzMul is the predeclared function FuzzScript's scripts multiply with.
 const fuzzMul = "__fuzz_mul"
+
+// fuzzHeapLimit is the heap size at which watchHeap cancels a script.
+const fuzzHeapLimit = 1 << 30
+
+// watchHeap cancels thread once the heap's objects exceed limit bytes,
+// checking every millisecond until the returned function is called.
+func watchHeap(thread *starlark.Thread, limit uint64) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if metrics.Read(sample); sample[0].Value.Uint64() > limit {
+					thread.Cancel(fmt.Sprintf("fuzz harness: the heap holds more than %d bytes", limit))
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
 
 // boundRepetition rewrites every x * y and x *= y in f into calls of
 // fuzzMul, replacing the operator in whichever field of its parent node
@@ -172,8 +208,9 @@ func boundedRange(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 }
 
 // TestFuzzHarnessBounds checks FuzzScript's guards: repetition and range
-// beyond fuzzRepeatLimit are errors, and everything else multiplies as
-// Starlark does, nested and in place.
+// beyond fuzzRepeatLimit are errors, a script whose strings keep doubling
+// is cancelled, and everything else multiplies as Starlark does, nested and
+// in place.
 func TestFuzzHarnessBounds(t *testing.T) {
 	extra := starlark.StringDict{fuzzMul: starlark.NewBuiltin(fuzzMul, boundedMul), "range": starlark.NewBuiltin("range", boundedRange)}
 	cases := []struct {
@@ -188,6 +225,7 @@ func TestFuzzHarnessBounds(t *testing.T) {
 		{"x = b\"xyz\" * (1 << 19)", "repetition of 3 elements 524288 times"},
 		{"l = [1, 2]\nl *= 1 << 20", "repetition of 2 elements"},
 		{"x = list(range(1 << 30))", "range of 1073741824 elements is over 1048576"},
+		{"s = 'x' * 1000000\nfor i in range(100):\n    s = s + s", "fuzz harness: the heap holds more than"},
 	}
 	for _, c := range cases {
 		file, err := FileOptions().Parse("t.star", c.src, 0)
@@ -196,7 +234,9 @@ func TestFuzzHarnessBounds(t *testing.T) {
 		}
 		boundRepetition(file)
 		in := New(Options{Stdout: io.Discard, Extra: extra})
+		stop := watchHeap(in.Thread(), fuzzHeapLimit)
 		err = in.ExecREPLChunk(context.Background(), file)
+		stop()
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q: %v", c.src, err)
