@@ -2,20 +2,25 @@ package blob
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/caffe2go/caffe2go/devicescope/devicetest"
 	"github.com/caffe2go/caffe2go/netdef"
 )
 
 // fuzzLimit keeps the tensors the fuzzers build small: dims come from the
-// input and could otherwise ask for gigabytes.
+// input and could otherwise ask for gigabytes. The budget is below the
+// size from which CheckAllocation reads the heap, so that whether a
+// request fits never depends on what else is on the heap.
 func fuzzLimit(f *testing.F) {
-	old := maxTensorBytes
-	maxTensorBytes = 1 << 22
-	f.Cleanup(func() { maxTensorBytes = old })
+	old := SetMemoryBudget(heapCheckBytes - 1)
+	f.Cleanup(func() { SetMemoryBudget(old) })
 }
 
 // fuzzSeedProtos returns TensorProtos that cover every data type and every
@@ -56,6 +61,11 @@ func fuzzSeedProtos(f *testing.F) []*netdef.TensorProto {
 	return out
 }
 
+// hostileProto is a chunk of a few bytes claiming 4·10⁹ floats.
+func hostileProto() *netdef.TensorProto {
+	return &netdef.TensorProto{Dims: []int64{4e9}, Segment: &netdef.TensorProto_Segment{Begin: proto.Int64(0), End: proto.Int64(0)}}
+}
+
 // FuzzDeserializeBlob feeds arbitrary bytes to DeserializeBlob, which must
 // return an error or a blob that serializes and reads back to itself, and
 // never panic.
@@ -73,6 +83,7 @@ func FuzzDeserializeBlob(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add([]byte("\xff\xff"))
+	f.Add(mustMarshal(f, &netdef.BlobProto{Name: proto.String("w"), Type: proto.String("Tensor"), Tensor: hostileProto()}))
 	f.Add(mustMarshal(f, &netdef.BlobProto{Name: proto.String("q"), Type: proto.String("DBReader"), Content: []byte("x")}))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -119,7 +130,10 @@ func FuzzDeserializeBlob(f *testing.F) {
 
 // FuzzTensorFromProto feeds arbitrary TensorProto bytes to TensorFromProto
 // and ApplyTensorChunk, which must return an error or a consistent tensor,
-// and never panic.
+// and never panic. Dims whose storage the memory budget refuses must be an
+// error over the budget that names the blob, however few bytes claim them,
+// and a tensor read into Go memory must read the same onto a device with
+// memory of its own.
 func FuzzTensorFromProto(f *testing.F) {
 	fuzzLimit(f)
 	for _, p := range fuzzSeedProtos(f) {
@@ -127,6 +141,7 @@ func FuzzTensorFromProto(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add([]byte{0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40}) // dims = 2^62
+	f.Add(mustMarshal(f, hostileProto()))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var p netdef.TensorProto
@@ -143,8 +158,19 @@ func FuzzTensorFromProto(f *testing.F) {
 			if d := equalTensors(MustFromSlice([]uint16{1, 2, 3}), dst); d != "" {
 				t.Fatalf("failed ApplyTensorChunk changed dst: %s", d)
 			}
+			over := claimsOverBudget(&p)
+			if over && (!errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), strconv.Quote(p.GetName()))) {
+				t.Fatalf("dims %v over the budget: error %v, want one over the budget naming the blob", p.GetDims(), err)
+			}
+			if !over && errors.Is(err, ErrOverBudget) {
+				t.Fatalf("dims %v of %v within the budget: %v", p.GetDims(), p.GetDataType(), err)
+			}
 			return
 		}
+		if claimsOverBudget(&p) {
+			t.Fatalf("dims %v of %v over the budget were read into %v", p.GetDims(), p.GetDataType(), x)
+		}
+		checkOnDevice(t, &p, x)
 		n := 1
 		for _, d := range x.Shape() {
 			n *= d
@@ -167,4 +193,63 @@ func FuzzTensorFromProto(f *testing.F) {
 			t.Fatalf("round trip changed the tensor: %s", d)
 		}
 	})
+}
+
+// claimsOverBudget reports whether p, in the default format and with a
+// data type a tensor can have, has valid dims whose storage the memory
+// budget refuses: the first thing ApplyTensorChunk checks after those.
+func claimsOverBudget(p *netdef.TensorProto) bool {
+	dt := DataType(p.GetDataType())
+	_, known := netdef.TensorProto_DataType_name[int32(p.GetDataType())]
+	switch p.GetDataType() {
+	case netdef.TensorProto_BYTE:
+		dt = Uint8
+	case netdef.TensorProto_UNDEFINED:
+		return false
+	}
+	if !known || !dt.Valid() || p.GetDataFormat() != 0 {
+		return false
+	}
+	size := dt.ItemSize()
+	if dt == String {
+		size = 16
+	}
+	budget, _ := MemoryBudget()
+	elements := int64(1)
+	for _, d := range p.GetDims() {
+		if d < 0 || (d != 0 && elements > (1<<62)/d) {
+			return false // invalid dims, refused before the budget
+		}
+		elements *= d
+	}
+	return float64(elements)*float64(size) > float64(budget)
+}
+
+// checkOnDevice reads p again into a tensor on the test device (a device
+// with memory of its own), which must hold what x, read into Go memory,
+// holds; strings cannot live there.
+func checkOnDevice(t *testing.T, p *netdef.TensorProto, x *Tensor) {
+	q := proto.Clone(p).(*netdef.TensorProto)
+	q.DeviceDetail = devicetest.Option(1)
+	y, err := TensorFromProto(q)
+	if x.DataType() == String {
+		if err == nil {
+			t.Fatalf("a STRING tensor was read onto %v", q.DeviceDetail)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("read into Go memory, but not onto the test device: %v", err)
+	}
+	if y.OnHost() {
+		t.Fatalf("read onto %v, the tensor is in Go memory", q.DeviceDetail)
+	}
+	h, err := y.ToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetDevice(x.Device()) // the device p names, which keeps no memory of its own here
+	if d := equalTensors(x, h); d != "" {
+		t.Fatalf("the test device's copy differs: %s", d)
+	}
 }

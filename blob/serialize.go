@@ -34,13 +34,6 @@ const (
 	stringTypeName = "std::string"
 )
 
-// maxTensorBytes bounds the storage a tensor built from a proto may need
-// (elements × item size, strings counted as 16 bytes each). Dims come from
-// untrusted bytes, and a chunk legitimately carries the full shape with only
-// a slice of the data, so without a bound a few bytes could ask for
-// terabytes and kill the process. Tests lower it.
-var maxTensorBytes int64 = 1 << 34
-
 // ChunkKey returns the DB key of chunk index of blob name: name + "#%" +
 // index, as Caffe2's Save writes it.
 func ChunkKey(name string, index int) string {
@@ -234,10 +227,10 @@ func TensorFromProto(p *netdef.TensorProto) (*Tensor, error) {
 // an error ("unrecognized data type"). A tensor of type UNDEFINED with no
 // elements becomes an empty FLOAT tensor of shape [0], as in Caffe2;
 // UNDEFINED elements (nested blobs) are not supported. A data_format other
-// than 0 (FMT_PROTOBUF) is an error, and so are dims whose elements would
-// take more than 16 GiB (a guard against hostile input: a chunk carries the
-// full dims but only part of the data). Errors name the blob (p's name)
-// and leave dst unchanged.
+// than 0 (FMT_PROTOBUF) is an error, and so are dims whose elements the
+// memory budget refuses (see CheckAllocation: a chunk carries the full dims
+// but only part of the data, so a few bytes can claim any size). Errors
+// name the blob (p's name) and leave dst unchanged.
 func ApplyTensorChunk(dst *Tensor, p *netdef.TensorProto) (begin, end int, err error) {
 	return applyTensorChunk(dst, p, p.GetName())
 }
@@ -284,12 +277,12 @@ func applyTensorChunk(dst *Tensor, p *netdef.TensorProto, name string) (begin, e
 			return 0, 0, fmt.Errorf("blob %q: cannot deserialize a tensor of type %v", name, pdt)
 		}
 	}
-	item := int64(dt.ItemSize())
-	if dt == String {
-		item = 16
-	}
-	if int64(size) > maxTensorBytes/item {
-		return 0, 0, fmt.Errorf("blob %q: tensor of dims %v (%d elements of %v) is too large to deserialize", name, p.GetDims(), size, dt)
+	// Dims come from untrusted bytes, and a chunk legitimately carries the
+	// full dims with only a slice of the data: the memory budget keeps a
+	// few bytes from asking for terabytes, also for a tensor that goes to
+	// a device.
+	if err := CheckElements(dt, size); err != nil {
+		return 0, 0, fmt.Errorf("blob %q: dims %v of %v: %w", name, p.GetDims(), dt, err)
 	}
 
 	begin, end = 0, size
@@ -314,7 +307,7 @@ func applyTensorChunk(dst *Tensor, p *netdef.TensorProto, name string) (begin, e
 
 	dst.SetDevice(p.GetDeviceDetail())
 	if err := dst.Init(dt, shape...); err != nil {
-		return 0, 0, fmt.Errorf("blob %q: %v", name, err)
+		return 0, 0, fmt.Errorf("blob %q: %w", name, err)
 	}
 	if dst.OnHost() {
 		fillChunk(dst, p, src, begin, end)

@@ -773,7 +773,7 @@ func TestTensorFromProtoErrors(t *testing.T) {
 		}, []string{"Incorrect proto field size", "byte_data"}},
 		{"negative dim", func(p *netdef.TensorProto) { p.Dims = []int64{2, -2} }, []string{"invalid dimension -2"}},
 		{"overflowing dims", func(p *netdef.TensorProto) { p.Dims = []int64{1 << 40, 1 << 40} }, []string{"invalid dims"}},
-		{"too large", func(p *netdef.TensorProto) { p.Dims = []int64{1 << 40}; p.Segment = seg(0, 0); p.FloatData = nil }, []string{"too large"}},
+		{"too large", func(p *netdef.TensorProto) { p.Dims = []int64{1 << 40}; p.Segment = seg(0, 0); p.FloatData = nil }, []string{`"w"`, "dims [1099511627776] of FLOAT", "needs 4.0 TiB", "over the memory budget"}},
 		{"UNDEFINED with elements", func(p *netdef.TensorProto) { p.DataType = netdef.TensorProto_UNDEFINED.Enum() }, []string{"UNDEFINED"}},
 		{"ZERO_COLLISION_HASH", func(p *netdef.TensorProto) { p.DataType = netdef.TensorProto_ZERO_COLLISION_HASH.Enum() }, []string{"ZERO_COLLISION_HASH"}},
 		{"data_format bfloat16", func(p *netdef.TensorProto) { p.DataFormat = proto.Uint32(1) }, []string{"unsupported serialization format 1"}},

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/caffe2go/caffe2go/devicescope"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -25,18 +26,14 @@ type Tensor struct {
 }
 
 // New returns a zero-filled tensor of the given type and shape on the CPU.
+// A shape whose storage the memory budget refuses is an error (see
+// CheckElements).
 func New(dtype DataType, shape ...int) (*Tensor, error) {
-	if !dtype.Valid() {
-		return nil, fmt.Errorf("blob: cannot create a tensor of type %v", dtype)
-	}
-	n, err := numElements(shape)
-	if err != nil {
+	t := &Tensor{shape: []int{}}
+	if err := t.Init(dtype, shape...); err != nil {
 		return nil, err
 	}
-	if err := checkCapacity(dtype, n, shape); err != nil {
-		return nil, err
-	}
-	return &Tensor{dtype: dtype, shape: append([]int{}, shape...), size: n, mem: makeHost(dtype, n)}, nil
+	return t, nil
 }
 
 // FromSlice returns a tensor that uses data (not a copy) with the given
@@ -88,27 +85,21 @@ func numElements(shape []int) (int, error) {
 	return n, nil
 }
 
-// maxStorageBytes bounds the storage one tensor may ask for, so that an
-// absurd shape is an error instead of a runtime panic in make.
-const maxStorageBytes = 1 << 40
-
-// checkCapacity rejects element counts whose storage would exceed
-// maxStorageBytes (string elements are counted at their header size).
+// checkCapacity checks the storage of n elements of dtype for a tensor of
+// the given shape against the memory budget (CheckElements): every tensor
+// allocation in Go memory is sized by it, so that no shape, whatever input
+// it came from, asks for more memory than the process may use.
 func checkCapacity(dtype DataType, n int, shape []int) error {
-	size := dtype.ItemSize()
-	if size == 0 {
-		size = 16
-	}
-	if n > maxStorageBytes/size {
-		return shapeError("shape %v needs more than 1 TiB of storage", shape)
+	if err := CheckElements(dtype, n); err != nil {
+		return shapeError("shape %v of %v: %w", shape, dtype, err)
 	}
 	return nil
 }
 
 // shapeError formats a copy of shape, so that the caller's shape slice does
 // not escape to the heap on the success path.
-func shapeError(format string, shape []int) error {
-	return fmt.Errorf("blob: "+format, append([]int(nil), shape...))
+func shapeError(format string, shape []int, args ...any) error {
+	return fmt.Errorf("blob: "+format, append([]any{append([]int(nil), shape...)}, args...)...)
 }
 
 // Data returns t's elements as a []T without copying, or nil when T is not
@@ -257,7 +248,9 @@ func (t *Tensor) ResizeLike(other *Tensor) error { return t.Init(t.dtype, other.
 
 // Init sets the element type and the shape. Storage is kept when the type
 // is unchanged and the storage holds enough elements, so that re-running an
-// operator whose output shape does not grow allocates nothing.
+// operator whose output shape does not grow allocates nothing. New storage
+// in Go memory must fit the memory budget (CheckElements); on error t is
+// unchanged.
 func (t *Tensor) Init(dtype DataType, shape ...int) error {
 	if !dtype.Valid() {
 		return fmt.Errorf("blob: cannot create a tensor of type %v", dtype)
@@ -268,10 +261,7 @@ func (t *Tensor) Init(dtype DataType, shape ...int) error {
 	}
 	// The storage keeps its full capacity; t.size says how much is in use.
 	if dtype != t.dtype || t.mem == nil || t.capacity() < n {
-		if err := checkCapacity(dtype, n, shape); err != nil {
-			return err
-		}
-		if err := t.allocate(dtype, n); err != nil {
+		if err := t.allocate(dtype, n, shape); err != nil {
 			return err
 		}
 	}
@@ -297,15 +287,22 @@ func (t *Tensor) capacity() int {
 }
 
 // allocate gives t new zeroed storage for n elements of dtype on its
-// device: Go memory, or the device's own memory when it has some.
-func (t *Tensor) allocate(dtype DataType, n int) error {
+// device (shape is for errors): Go memory, within the memory budget, or
+// the device's own memory when it has some, which its allocator bounds.
+func (t *Tensor) allocate(dtype DataType, n int, shape []int) error {
 	md, onDevice := devicescope.MemoryOf(t.device)
 	if !onDevice {
+		if err := checkCapacity(dtype, n, shape); err != nil {
+			return err
+		}
 		t.mem, t.dtype = makeHost(dtype, n), dtype
 		return nil
 	}
 	if dtype.ItemSize() == 0 {
 		return fmt.Errorf("blob: a tensor of %v cannot live on %v", dtype, md.Key())
+	}
+	if n > math.MaxInt/dtype.ItemSize() {
+		return shapeError("shape %v of %v is too large for %v", shape, dtype, md.Key())
 	}
 	m, err := md.Allocate(n * dtype.ItemSize())
 	if err != nil {
@@ -316,10 +313,20 @@ func (t *Tensor) allocate(dtype DataType, n int) error {
 }
 
 // Clone returns a deep copy of t on t's device. A tensor in Go memory
-// cannot fail to copy; for one in a device's memory Clone panics when the
-// device cannot allocate or copy, so code handling device tensors calls
-// CopyTo, which returns that error.
+// cannot fail to copy: its copy is sized by elements that exist, not by
+// input, so the memory budget does not apply. For one in a device's memory
+// Clone panics when the device cannot allocate or copy, so code handling
+// device tensors calls CopyTo, which returns that error.
 func (t *Tensor) Clone() *Tensor {
+	if t.OnHost() {
+		c := &Tensor{dtype: t.dtype, shape: append([]int{}, t.shape...), size: t.size, device: t.Device()}
+		if h, ok := t.mem.(hostMemory); ok {
+			m := makeHost(t.dtype, t.size)
+			m.copyFrom(h, t.size)
+			c.mem = m
+		}
+		return c
+	}
 	c, err := t.CopyTo(t.device)
 	if err != nil {
 		panic(err)

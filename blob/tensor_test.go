@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -448,7 +449,7 @@ func TestCloneAndCopyEveryType(t *testing.T) {
 }
 
 func TestHugeShapesAreErrors(t *testing.T) {
-	if _, err := New(Float64, 1<<61); err == nil || !strings.Contains(err.Error(), "TiB") {
+	if _, err := New(Float64, 1<<61); !errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), "shape [2305843009213693952] of DOUBLE: needs 16.0 EiB") {
 		t.Fatalf("New(1<<61) = %v", err)
 	}
 	x, _ := New(Float32, 2)

@@ -17,6 +17,15 @@
 // value of those could fix, so that workspace.CreateNet can reject layers
 // that do not fit together, naming the operator and the shapes.
 //
+// Arguments and input dims are untrusted: a net may come from a file. An
+// operator's outputs get their storage through blob.Tensor.Init, which the
+// memory budget bounds (see package blob); scratch sized by arguments or
+// by dims is checked with blob.CheckAllocation; a rank a shape function
+// takes from an argument alone goes through AnyDims. A tensor with no
+// elements may have any dims beside its 0 ([2^31, 0, 3]): a kernel loops
+// over, and sizes scratch by, what its input or output holds, not by those
+// dims. Create refuses an operator that writes two outputs to one blob.
+//
 // Operators reach blobs through the small Workspace interface defined here,
 // which package workspace implements, so this package never imports it.
 package operators

@@ -352,9 +352,10 @@ var ErrUnknownOperator = errors.New("no operator of that type is registered")
 // workspace) a fetched or reset blob.
 var ErrBlobNotFound = errors.New("can't find blob")
 
-// Create instantiates def in ws: it checks the schema, resolves the device
-// and the implementation (with engine fallback), requires every input blob
-// to exist, creates every output blob, and calls the implementation's
+// Create instantiates def in ws: it checks that its outputs are distinct
+// blobs and that it fits its schema, resolves the device and the
+// implementation (with engine fallback), requires every input blob to
+// exist, creates every output blob, and calls the implementation's
 // factory. index is the operator's position in its net, for errors. The
 // operator's kernels may use all of GOMAXPROCS.
 func Create(def *netdef.OperatorDef, ws Workspace, index int) (Operator, error) {
@@ -369,6 +370,9 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 	}
 	if def.GetType() == "" {
 		return nil, wrap(fmt.Errorf("operator has no type"))
+	}
+	if err := distinctOutputs(def); err != nil {
+		return nil, wrap(err)
 	}
 	if s, ok := SchemaOf(def.GetType()); ok {
 		if err := s.Verify(def); err != nil {
@@ -418,6 +422,21 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 		return nil, wrap(err)
 	}
 	return op, nil
+}
+
+// distinctOutputs checks that no blob is two of def's outputs: an operator
+// writes each output as a tensor of its own type and shape, so two outputs
+// in one blob would leave the first pointing at storage the second
+// replaced.
+func distinctOutputs(def *netdef.OperatorDef) error {
+	seen := make(map[string]int, len(def.GetOutput()))
+	for i, name := range def.GetOutput() {
+		if j, dup := seen[name]; dup {
+			return fmt.Errorf("outputs %d and %d are both %q: an operator cannot write two outputs to one blob", j, i, name)
+		}
+		seen[name] = i
+	}
+	return nil
 }
 
 // RunSafely runs op, turning a panic inside the kernel into an error so

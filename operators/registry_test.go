@@ -107,7 +107,8 @@ func TestCreateErrors(t *testing.T) {
 		{"missing input", netdef.NewOperator("RegTestOp", []string{"absent"}, []string{"y"}), `"absent"`},
 		{"too many inputs", netdef.NewOperator("RegTestSchema", []string{"a", "b", "c"}, []string{"y"}), "1 to 2 inputs"},
 		{"no outputs", netdef.NewOperator("RegTestSchema", []string{"a"}, nil), "1 to 2 outputs"},
-		{"in place not allowed", netdef.NewOperator("RegTestSchema", []string{"a", "b"}, []string{"b", "b"}), "in place"},
+		{"in place not allowed", netdef.NewOperator("RegTestSchema", []string{"a", "b"}, []string{"b"}), "in place"},
+		{"two outputs in one blob", netdef.NewOperator("RegTestOp", nil, []string{"y", "z", "y"}), `outputs 0 and 2 are both "y"`},
 		{"in place enforced", netdef.NewOperator("RegTestSchema", []string{"a", "b"}, []string{"y", "z"}), "must be the same blob"},
 		{"no type", &netdef.OperatorDef{}, "no type"},
 	}

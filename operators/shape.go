@@ -27,6 +27,26 @@ type TensorShape struct {
 // UnknownShape is the shape of a blob inference knows nothing about.
 var UnknownShape = TensorShape{Unknown: true}
 
+// maxArgRank is the largest rank AnyDims gives: no tensor has that many
+// dims in practice.
+const maxArgRank = 64
+
+// AnyDims returns n unknown dims (AnyDim), for a shape function that knows
+// a rank from an operator's argument alone, such as FC's axis when X's
+// shape is unknown; ok is false, and there are no dims, when n is negative
+// or above 64. The function then knows nothing of the shape, so that no
+// argument value sizes an allocation of shape inference.
+func AnyDims(n int) (dims []int, ok bool) {
+	if n < 0 || n > maxArgRank {
+		return nil, false
+	}
+	dims = make([]int, n)
+	for i := range dims {
+		dims[i] = AnyDim
+	}
+	return dims, true
+}
+
 // ShapeOf returns the shape of a tensor that exists.
 func ShapeOf(t *blob.Tensor) TensorShape {
 	return TensorShape{Type: t.DataType(), Dims: t.Dims()}

@@ -2,6 +2,7 @@ package operators_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,5 +88,26 @@ func TestInferShapesError(t *testing.T) {
 func TestRegisterShapeFuncTwice(t *testing.T) {
 	if err := operators.RegisterShapeFunc("ShapeTestDouble", operators.SameAsInput0); err == nil {
 		t.Fatal("a second shape function for ShapeTestDouble was accepted")
+	}
+}
+
+func TestAnyDims(t *testing.T) {
+	cases := []struct {
+		n      int
+		want   []int
+		wantOK bool
+	}{
+		{0, []int{}, true},
+		{3, []int{operators.AnyDim, operators.AnyDim, operators.AnyDim}, true},
+		{64, nil, true},
+		{65, nil, false},
+		{1 << 40, nil, false},
+		{-1, nil, false},
+	}
+	for _, c := range cases {
+		dims, ok := operators.AnyDims(c.n)
+		if ok != c.wantOK || (c.want != nil && !slices.Equal(dims, c.want)) || (ok && len(dims) != c.n) || (!ok && dims != nil) {
+			t.Errorf("AnyDims(%d) = %v, %v; want %v, %v", c.n, dims, ok, c.want, c.wantOK)
+		}
 	}
 }

@@ -15,10 +15,16 @@ import (
 var fuzzTypes = []blob.DataType{blob.Float32, blob.Float64, blob.Float16, blob.Int8, blob.Int16, blob.Int32, blob.Int64, blob.Uint8, blob.Uint16, blob.Bool, blob.String}
 
 // FuzzFeedBlob feeds tensors of arbitrary type and shape (including zero and
-// absurd dimensions), fetches them back, and runs a few operators on them.
-// Nothing may panic: a feed either fails cleanly or round-trips exactly, and
-// an operator either runs or returns an error that is not a recovered panic.
+// absurd dimensions), fetches them back, and runs a few operators on them,
+// under a 256 MiB memory budget. Nothing may panic: a feed either fails
+// cleanly or round-trips exactly, and an operator either runs or returns an
+// error that is not a recovered panic. An absurd dimension beside a 0 makes
+// an empty tensor, which the operators must handle without looping over,
+// or allocating for, the absurd one.
 func FuzzFeedBlob(f *testing.F) {
+	old := blob.SetMemoryBudget(256 << 20)
+	f.Cleanup(func() { blob.SetMemoryBudget(old) })
+	f.Add(byte(0), []byte{0, 255, 3}, []byte{})
 	f.Add(byte(0), []byte{2, 3}, []byte("abcdefgh"))
 	f.Add(byte(1), []byte{}, []byte{1, 2, 3, 4, 5, 6, 7, 8})
 	f.Add(byte(9), []byte{0, 5}, []byte{})
@@ -30,9 +36,8 @@ func FuzzFeedBlob(f *testing.F) {
 		for i := range shape {
 			shape[i] = int(dims[i]) % 17
 			if dims[i] > 200 {
-				// Past blob's storage cap: must be an error, not a crash.
-				// (Sizes between what this machine holds and the cap are
-				// legitimate requests that would only exhaust memory.)
+				// Past the memory budget: an error, not a crash, unless
+				// another dimension is 0.
 				shape[i] = 1 << 45
 			}
 		}
@@ -66,6 +71,12 @@ func FuzzFeedBlob(f *testing.F) {
 			netdef.NewOperator("ReduceSum", []string{"x"}, []string{"y"}, netdef.ArgInts("axes", 0)),
 			netdef.NewOperator("AveragedLoss", []string{"x"}, []string{"y"}),
 			netdef.NewOperator("Cast", []string{"x"}, []string{"y"}, netdef.ArgInt("to", int64(netdef.TensorProto_FLOAT))),
+			netdef.NewOperator("ArgMax", []string{"x"}, []string{"y"}, netdef.ArgInt("axis", 1)),
+			netdef.NewOperator("Tile", []string{"x"}, []string{"y"}, netdef.ArgInt("tiles", 1<<40)),
+			netdef.NewOperator("TopK", []string{"x"}, []string{"y", "i"}, netdef.ArgInt("k", 1<<31)),
+			netdef.NewOperator("RowwiseMax", []string{"x"}, []string{"y"}),
+			netdef.NewOperator("ReduceFrontSum", []string{"x"}, []string{"y"}),
+			netdef.NewOperator("ExpandDims", []string{"x"}, []string{"y"}, netdef.ArgInts("dims", 0, 1<<62)),
 		} {
 			if err := ws.RunOperatorOnce(op); err != nil && strings.Contains(err.Error(), "panic") {
 				t.Fatalf("%s on %v panicked: %v", op.GetType(), x, err)

@@ -1,6 +1,7 @@
 package fill
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -363,4 +364,33 @@ func BenchmarkXavierFill(b *testing.B) {
 
 func BenchmarkGivenTensorFill(b *testing.B) {
 	benchmarkFill(b, op("GivenTensorFill", nil, argInts("shape", 256, 1024), argFloats("values", make([]float32, 256*1024)...)))
+}
+
+// TestFillOverBudget: a shape the memory budget refuses, from any source,
+// is an error naming the output and the source.
+func TestFillOverBudget(t *testing.T) {
+	old := blob.SetMemoryBudget(64 << 20)
+	defer blob.SetMemoryBudget(old)
+	x := blob.MustFromSlice([]float32{1, 2})
+	tests := []struct {
+		name   string
+		def    *netdef.OperatorDef
+		inputs []*blob.Tensor
+		want   string
+	}{
+		{"shape argument", op("ConstantFill", nil, argInts("shape", 1<<20, 1<<10)), nil,
+			`output "Y", shaped by the shape argument: blob: shape [1048576 1024] of FLOAT: needs 4.0 GiB, over the memory budget of 64.0 MiB`},
+		{"input_as_shape", op("GaussianFill", []string{"X"}, argI("input_as_shape", 1)), []*blob.Tensor{blob.MustFromSlice([]int64{1 << 40})},
+			`output "Y", shaped by the values of input "X" (input_as_shape): blob: shape [1099511627776] of FLOAT: needs 4.0 TiB`},
+		{"extra_shape", op("UniformFill", []string{"X"}, argInts("extra_shape", 1<<30)), []*blob.Tensor{x},
+			`output "Y", shaped by the dims of input "X" and extra_shape [1073741824]: blob: shape [2 1073741824] of FLOAT: needs 8.0 GiB`},
+		{"int64 dtype", op("ConstantFill", nil, argInts("shape", 1<<24), argI("dtype", int64(netdef.TensorProto_INT64))), nil,
+			"shape [16777216] of INT64: needs 128.0 MiB"},
+	}
+	for _, tc := range tests {
+		_, err := optest.RunOp(tc.def, tc.inputs...)
+		if !errors.Is(err, blob.ErrOverBudget) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one over the budget containing %q", tc.name, err, tc.want)
+		}
+	}
 }

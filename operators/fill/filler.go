@@ -1,6 +1,8 @@
 package fill
 
 import (
+	"fmt"
+
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators"
@@ -100,13 +102,30 @@ func appendDims[T int32 | int64](dims []int, v []T) []int {
 }
 
 // initOutput gives the output the element type and shape; its storage is
-// reused when it is large enough.
+// reused when it is large enough. An error (such as a shape over the
+// memory budget) names the output and where its shape came from.
 func (f *filler) initOutput(dtype blob.DataType, dims []int) (*blob.Tensor, error) {
 	y := f.Output(0)
 	if err := y.Init(dtype, dims...); err != nil {
-		return nil, f.Errorf("output %q: %v", f.OutputName(0), err)
+		return nil, f.Errorf("output %q, shaped by %s: %w", f.OutputName(0), f.shapeSource(), err)
 	}
 	return y, nil
+}
+
+// shapeSource says where the output shape comes from: the arguments or
+// the input.
+func (f *filler) shapeSource() string {
+	src := "the shape argument"
+	switch {
+	case f.NumInputs() > 0 && f.inputAsShape:
+		src = fmt.Sprintf("the values of input %q (input_as_shape)", f.InputName(0))
+	case f.NumInputs() > 0:
+		src = fmt.Sprintf("the dims of input %q", f.InputName(0))
+	}
+	if len(f.extraShape) > 0 {
+		src += fmt.Sprintf(" and extra_shape %v", f.extraShape)
+	}
+	return src
 }
 
 // output computes the run's shape and initializes the output with it.

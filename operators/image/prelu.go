@@ -66,7 +66,11 @@ func preluShape(o *operators.Base, nhwc bool, x *blob.Tensor, xi int, w *blob.Te
 	if nhwc {
 		return preluLayout{outer: x.Size() / max(c, 1), c: c, inner: 1}, nil
 	}
-	return preluLayout{outer: x.Dim(0), c: c, inner: x.SizeFromDim(2)}, nil
+	outer := x.Dim(0)
+	if x.Size() == 0 {
+		outer = 0 // no elements: no images to loop over, however many dim 0 says
+	}
+	return preluLayout{outer: outer, c: c, inner: x.SizeFromDim(2)}, nil
 }
 
 type preluOp struct {

@@ -94,14 +94,17 @@ func (o *preprocessOp) Run() error {
 func (o *preprocessOp) noise() ([]float32, error) {
 	nb := o.Workspace().CreateBlob(NoiseBlob)
 	if !nb.IsTensor() {
-		t := nb.MutableTensor()
-		if err := t.Init(blob.Float32, o.noiseSize); err != nil {
-			return nil, o.Errorf("blob %s: %v", NoiseBlob, err)
+		// The blob gets the noise only once it is drawn, so that a
+		// noise_size the memory budget refuses leaves it as it was.
+		t, err := blob.New(blob.Float32, o.noiseSize)
+		if err != nil {
+			return nil, o.Errorf("argument noise_size = %d: blob %s: %w", o.noiseSize, NoiseBlob, err)
 		}
 		r := o.Rand()
 		for i := range blob.Data[float32](t) {
 			blob.Data[float32](t)[i] = float32(r.NormFloat64() * o.noiseStd)
 		}
+		nb.Set(t)
 	}
 	t := nb.Tensor()
 	if t.DataType() != blob.Float32 || t.Size() < o.noiseSize {

@@ -1,6 +1,8 @@
 package image
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -205,5 +207,32 @@ func TestStylizerErrors(t *testing.T) {
 		if err := w.Run(preprocessDef()); err == nil || !strings.Contains(err.Error(), NoiseBlob) {
 			t.Errorf("%s: error %v, want one naming %s", c.name, err, NoiseBlob)
 		}
+	}
+}
+
+// TestPreprocessNoiseOverBudget: a noise_size the memory budget refuses is
+// an error naming the argument, and leaves the noise blob empty, so that a
+// later operator with a smaller noise_size draws its noise.
+func TestPreprocessNoiseOverBudget(t *testing.T) {
+	old := blob.SetMemoryBudget(64 << 20)
+	defer blob.SetMemoryBudget(old)
+	w := optest.NewWorkspace()
+	w.Feed("X", blob.MustFromSlice(bgra2x2, 1, 2, 2, 4))
+	w.Feed("mean", blob.MustFromSlice(mean3, 3))
+	for _, size := range []int64{1 << 31, 1 << 40, 1 << 62} {
+		err := w.Run(preprocessDef(netdef.ArgInt("noise_size", size)))
+		want := fmt.Sprintf("argument noise_size = %d: blob %s: blob: shape [%d] of FLOAT", size, NoiseBlob, size)
+		if !errors.Is(err, blob.ErrOverBudget) || !strings.Contains(err.Error(), want) {
+			t.Errorf("noise_size %d: error %v, want one over the budget containing %q", size, err, want)
+		}
+		if b := w.GetBlob(NoiseBlob); b != nil && !b.IsEmpty() {
+			t.Errorf("noise_size %d: the failed run left %v in the noise blob", size, b)
+		}
+	}
+	if err := w.Run(preprocessDef(netdef.ArgInt("noise_size", 5))); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.Tensor(NoiseBlob); n.Size() != 5 {
+		t.Errorf("noise after the failures: %v, want 5 values", n)
 	}
 }

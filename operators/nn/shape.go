@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"slices"
-
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
 )
@@ -44,9 +42,8 @@ func fcShape(transposed bool) operators.ShapeFunc {
 		if x.Unknown {
 			// Y is X's dims before axis, then N: with a non-negative axis
 			// its rank is known even when X's is not.
-			if axis := int(b.ArgInt("axis", 1)); axis >= 0 {
-				dims := append(slices.Repeat([]int{operators.AnyDim}, axis), n)
-				return []operators.TensorShape{operators.Shape(w.Type, dims...)}, nil
+			if dims, ok := operators.AnyDims(int(b.ArgInt("axis", 1))); ok {
+				return []operators.TensorShape{operators.Shape(w.Type, append(dims, n)...)}, nil
 			}
 			return nil, nil
 		}

@@ -113,6 +113,9 @@ func (o *softmaxGradOp) Run() error {
 
 // softmaxGrad computes dx = y·(dy − ⟨y, dy⟩) row by row; dx may be dy.
 func softmaxGrad[T blob.Float](n, d int, y, dy, dx []T) {
+	if d == 0 {
+		return // n rows of nothing, n as large as the dims beside the 0 make it
+	}
 	for i := 0; i < n; i++ {
 		yr := y[i*d : i*d+d]
 		dyr := dy[i*d : i*d+d]

@@ -66,7 +66,7 @@ func inputLike(b *operators.Base, i int, ref *blob.Tensor, size int) (*blob.Tens
 func initOutput(b *operators.Base, i int, dtype blob.DataType, dims ...int) (*blob.Tensor, error) {
 	y := b.Output(i)
 	if err := y.Init(dtype, dims...); err != nil {
-		return nil, b.Errorf("output %d (%q): %v", i, b.OutputName(i), err)
+		return nil, b.Errorf("output %d (%q): %w", i, b.OutputName(i), err)
 	}
 	return y, nil
 }

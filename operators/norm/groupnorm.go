@@ -2,6 +2,7 @@ package norm
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
@@ -66,17 +67,31 @@ type groupKernel[T blob.Float] struct {
 	dg, dbt []float64
 }
 
-// setup sizes the buffers for layout l split into g groups.
-func (k *groupKernel[T]) setup(l layout, g int, eps float64) {
+// setup sizes the buffers for layout l split into g groups. Their size
+// is the batch's dims, which an empty batch does not bound (2^31 images
+// of 4 channels and no positions): growing them must fit the memory
+// budget.
+func (k *groupKernel[T]) setup(l layout, g int, eps float64) error {
 	k.l, k.g, k.k, k.eps = l, g, 0, eps
 	if g > 0 {
 		k.k = l.c / g
 	}
+	if l.n > 0 && (g > math.MaxInt/l.n || l.c > math.MaxInt/l.n) {
+		return fmt.Errorf("a batch of %d images of %d channels in %d groups is too large", l.n, l.c, g)
+	}
 	ng, nc := l.n*g, l.n*l.c
+	if cap(k.mean) < ng || cap(k.m) < nc || cap(k.dg) < l.c {
+		// mean, rstd: ng each; m, a, b, xs, bs, cm, db, dsc: nc each; dg,
+		// dbt: c each; 8 bytes at most per element.
+		if err := blob.CheckAllocation(int64(min(8*(2*float64(ng)+8*float64(nc)+2*float64(l.c)), math.MaxInt64))); err != nil {
+			return fmt.Errorf("scratch for %d images of %d channels in %d groups: %w", l.n, l.c, g, err)
+		}
+	}
 	k.mean, k.rstd = grow(k.mean, ng), grow(k.rstd, ng)
 	k.m, k.a, k.b, k.xs, k.bs = grow(k.m, nc), grow(k.a, nc), grow(k.b, nc), grow(k.xs, nc), grow(k.bs, nc)
 	k.cm, k.db, k.dsc = grow(k.cm, nc), grow(k.db, nc), grow(k.dsc, nc)
 	k.dg, k.dbt = grow(k.dg, l.c), grow(k.dbt, l.c)
+	return nil
 }
 
 // channels returns the (image, channel) indexes [p0, p1) of group i.
@@ -143,6 +158,9 @@ func (k *groupKernel[T]) backward(dy, x, gamma, dx, dgamma, dbeta []T) {
 func (k *groupKernel[T]) run(phase int, out []T) {
 	k.phase, k.y = phase, out
 	l := k.l
+	if l.c == 0 {
+		return // no channels, no groups: nothing to do in however many images
+	}
 	work := l.n * l.c * l.hw
 	var items int
 	switch {
@@ -217,7 +235,7 @@ func (k *groupKernel[T]) statsNHWC(lo, hi int) {
 		}
 		clear(s)
 		clear(s2)
-		for r := 0; r+C <= len(img); r += C {
+		for r := 0; r < len(img); r += C {
 			for c, v := range img[r : r+C] {
 				d := float64(v) - shift[c]
 				s[c] += d
@@ -231,7 +249,7 @@ func (k *groupKernel[T]) statsNHWC(lo, hi int) {
 				a += s[c]
 				b += s2[c]
 			}
-			k.finishStats(n*G+g, a, b, shift[p0])
+			k.finishStats(n*G+g, a, b, at(shift, p0)) // a group of no channels has no shift
 		}
 	}
 }
@@ -244,7 +262,7 @@ func (k *groupKernel[T]) gradSumsNHWC(lo, hi int) {
 		db, dsc, mean := k.db[n*C:(n+1)*C], k.dsc[n*C:(n+1)*C], k.cm[n*C:(n+1)*C]
 		clear(db)
 		clear(dsc)
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			xr := x[r : r+C]
 			for c, g := range dy[r : r+C] {
 				db[c] += float64(g)
@@ -341,7 +359,9 @@ func runGroupNorm[T blob.Float](o *groupNorm, k *groupKernel[T], x *blob.Tensor)
 	if err != nil {
 		return err
 	}
-	k.setup(l, o.group, o.eps)
+	if err := k.setup(l, o.group, o.eps); err != nil {
+		return o.Errorf("input 0 (%q) of shape %v: %w", o.InputName(0), x.Dims(), err)
+	}
 	k.forward(blob.Data[T](x), blob.Data[T](y), blob.Data[T](gamma), blob.Data[T](beta))
 	if o.NumOutputs() < 3 {
 		return nil
@@ -430,7 +450,9 @@ func runGroupNormGradient[T blob.Float](o *groupNormGradient, k *groupKernel[T],
 	if err != nil {
 		return err
 	}
-	k.setup(l, o.group, 0)
+	if err := k.setup(l, o.group, 0); err != nil {
+		return o.Errorf("input 1 (%q) of shape %v: %w", o.InputName(1), x.Dims(), err)
+	}
 	loadStats(k, blob.Data[T](mean), blob.Data[T](rstd))
 	k.backward(blob.Data[T](dy), blob.Data[T](x), blob.Data[T](gamma), blob.Data[T](outs[0]), blob.Data[T](outs[1]), blob.Data[T](outs[2]))
 	return nil

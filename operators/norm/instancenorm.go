@@ -92,7 +92,9 @@ func runInstanceNorm[T blob.Float](o *instanceNorm, k *groupKernel[T], x *blob.T
 	if err != nil {
 		return err
 	}
-	k.setup(l, l.c, o.eps)
+	if err := k.setup(l, l.c, o.eps); err != nil {
+		return o.Errorf("input 0 (%q) of shape %v: %w", o.InputName(0), x.Dims(), err)
+	}
 	k.forward(blob.Data[T](x), blob.Data[T](y), blob.Data[T](scale), blob.Data[T](bias))
 	if o.NumOutputs() >= 2 {
 		if err := storeStat[T](o.Base, k.mean, 1, l.n, l.c); err != nil {
@@ -140,7 +142,9 @@ func runInstanceNormGradient[T blob.Float](o *instanceNormGradient, k *groupKern
 	if err != nil {
 		return err
 	}
-	k.setup(l, l.c, o.eps)
+	if err := k.setup(l, l.c, o.eps); err != nil {
+		return o.Errorf("input 0 (%q) of shape %v: %w", o.InputName(0), x.Dims(), err)
+	}
 	if o.NumInputs() == 6 {
 		mean, err := inputLike(o.Base, 4, x, l.n*l.c)
 		if err != nil {

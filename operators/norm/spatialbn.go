@@ -190,6 +190,9 @@ func (k *bnKernel[T]) reduce(phase int) {
 func (k *bnKernel[T]) apply(phase int, out []T) {
 	k.phase, k.y = phase, out
 	l := k.l
+	if l.hw == 0 {
+		return // nothing to write, in however many empty planes
+	}
 	items := l.n * l.c
 	if l.nhwc {
 		items = l.n * l.hw
@@ -253,6 +256,9 @@ func (k *bnKernel[T]) RunRange(part, lo, hi int) {
 				k.s[c], k.s2[c] = k.channelSums(c, bnGradSums)
 				k.gradChannel(c)
 			}
+			if l.hw == 0 {
+				continue // no planes to apply, in however many images
+			}
 			for n := range l.n {
 				k.applyPlane(c, (n*l.c+c)*l.hw)
 			}
@@ -260,9 +266,13 @@ func (k *bnKernel[T]) RunRange(part, lo, hi int) {
 	}
 }
 
-// channelSums returns the sums of a reduction phase over NCHW channel c.
+// channelSums returns the sums of a reduction phase over NCHW channel c
+// (none when its planes are empty, however many images there are).
 func (k *bnKernel[T]) channelSums(c, phase int) (s, s2 float64) {
 	l := k.l
+	if l.hw == 0 {
+		return 0, 0
+	}
 	for n := range l.n {
 		off := (n*l.c + c) * l.hw
 		var a, b float64
@@ -290,7 +300,8 @@ func (k *bnKernel[T]) applyPlane(c, off int) {
 }
 
 // runRows processes NHWC rows [lo, hi) (one spatial position of one
-// image, C channels each).
+// image, C channels each). The loops step through x, whole rows, until its
+// end, which also ends them when C is 0.
 func (k *bnKernel[T]) runRows(part, lo, hi int) {
 	C := k.l.c
 	x := k.x[lo*C : hi*C]
@@ -301,7 +312,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 		clear(s2)
 		if k.phase == bnStats {
 			shift := k.shift[:C]
-			for r := 0; r+C <= len(x); r += C {
+			for r := 0; r < len(x); r += C {
 				for c, v := range x[r : r+C] {
 					d := float64(v) - shift[c]
 					s[c] += d
@@ -311,7 +322,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 			return
 		}
 		dy, m := k.dy[lo*C:hi*C], k.m[:C]
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			xr := x[r : r+C]
 			for c, g := range dy[r : r+C] {
 				s[c] += float64(g)
@@ -320,7 +331,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 		}
 	case bnApply:
 		y, m, a, d := k.y[lo*C:hi*C], k.m[:C], k.a[:C], k.d[:C]
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			yr := y[r : r+C]
 			for c, v := range x[r : r+C] {
 				yr[c] = (v-m[c])*a[c] + d[c]
@@ -328,7 +339,7 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 		}
 	case bnGradApply:
 		dy, dx, m, a, cc, d := k.dy[lo*C:hi*C], k.y[lo*C:hi*C], k.m[:C], k.a[:C], k.c[:C], k.d[:C]
-		for r := 0; r+C <= len(x); r += C {
+		for r := 0; r < len(x); r += C {
 			xr, dxr := x[r:r+C], dx[r:r+C]
 			for c, g := range dy[r : r+C] {
 				dxr[c] = g*a[c] + (xr[c]-m[c])*cc[c] + d[c]

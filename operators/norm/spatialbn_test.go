@@ -1,8 +1,10 @@
 package norm
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -206,9 +208,10 @@ func TestErrors(t *testing.T) {
 }
 
 // TestEmptyTensors runs every operator on batches with no images, no
-// channels or no spatial positions.
+// channels or no spatial positions. (NHWC rows of no channels once looped
+// forever, stepping through them by C = 0.)
 func TestEmptyTensors(t *testing.T) {
-	for _, shape := range [][]int{{0, 2, 2, 3}, {2, 0, 2, 3}, {2, 3, 0, 2}} {
+	for _, shape := range [][]int{{0, 2, 2, 3}, {2, 0, 2, 3}, {2, 3, 0, 2}, {2, 2, 3, 0}} {
 		for _, order := range []string{"NCHW", "NHWC"} {
 			ord := argStr("order", order)
 			x := optest.F32(nil, shape...)
@@ -248,6 +251,63 @@ func TestEmptyTensors(t *testing.T) {
 				if typ := def.def.GetType(); out[0].Size() != 0 && typ != "ChannelStats" && typ != "ChannelBackpropStats" {
 					t.Errorf("%s %s %v: output of shape %v", def.def.GetType(), order, shape, out[0].Dims())
 				}
+			}
+		}
+	}
+}
+
+// TestEmptyWithHugeDims runs the operators on batches with no elements but
+// 2^31 images or channels beside the 0: each must finish at once, with an
+// empty result or an error (over the memory budget where its scratch or
+// outputs would be sized by the huge dim), never looping over the empty
+// planes or allocating for them.
+func TestEmptyWithHugeDims(t *testing.T) {
+	old := blob.SetMemoryBudget(64 << 20)
+	defer blob.SetMemoryBudget(old)
+	for _, tc := range []struct {
+		shape []int
+		order string
+	}{
+		{[]int{1 << 31, 3, 0, 2}, "NCHW"},
+		{[]int{1 << 31, 3, 2, 0}, "NHWC"},
+		{[]int{1 << 31, 0, 2, 2}, "NCHW"},
+		{[]int{4, 3, 0, 1 << 40}, "NCHW"},
+	} {
+		x := optest.F32(nil, tc.shape...)
+		c := tc.shape[1]
+		if tc.order == "NHWC" {
+			c = tc.shape[3]
+		}
+		vc := optest.F32(make([]float64, c), c)
+		ord := argStr("order", tc.order)
+		for _, def := range []struct {
+			def    *netdef.OperatorDef
+			inputs []*blob.Tensor
+		}{
+			{op("SpatialBN", []string{"X", "s", "b", "m", "v"}, []string{"Y", "m", "v", "sm", "siv"}, ord), []*blob.Tensor{x, vc, vc, vc, vc}},
+			{op("SpatialBN", []string{"X", "s", "b", "m", "v"}, []string{"Y"}, ord, argInt("is_test", 1)), []*blob.Tensor{x, vc, vc, vc, vc}},
+			{op("SpatialBNGradient", []string{"X", "s", "dY", "m", "v"}, []string{"dX", "ds", "db"}, ord), []*blob.Tensor{x, vc, x, vc, vc}},
+			{op("ChannelStats", []string{"X"}, []string{"s", "s2"}, ord), []*blob.Tensor{x}},
+			{op("ChannelBackpropStats", []string{"X", "m", "r", "dY"}, []string{"s", "b"}, ord), []*blob.Tensor{x, vc, vc, x}},
+			{op("GroupNorm", []string{"X", "g", "b"}, []string{"Y"}, ord, argInt("group", 1)), []*blob.Tensor{x, vc, vc}},
+			{op("InstanceNorm", []string{"X", "s", "b"}, []string{"Y"}, ord), []*blob.Tensor{x, vc, vc}},
+			{op("InstanceNormGradient", []string{"X", "s", "b", "dY"}, []string{"dX", "ds", "db"}, ord), []*blob.Tensor{x, vc, vc, x}},
+			{op("LRN", []string{"X"}, []string{"Y", "s"}, ord, argInt("size", 3)), []*blob.Tensor{x}},
+			{op("LRNGradient", []string{"X", "Y", "dY"}, []string{"dX"}, ord, argInt("size", 3)), []*blob.Tensor{x, x, x}},
+			{op("LayerNorm", []string{"X"}, []string{"Y", "m", "s"}), []*blob.Tensor{x}},
+		} {
+			done := make(chan error, 1)
+			go func() {
+				_, err := optest.RunOp(def.def, def.inputs...)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil && (!errors.Is(err, blob.ErrOverBudget) || strings.Contains(err.Error(), "panic")) {
+					t.Errorf("%s %s %v: %v", def.def.GetType(), tc.order, tc.shape, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s %s %v: still running after 10s", def.def.GetType(), tc.order, tc.shape)
 			}
 		}
 	}

@@ -79,6 +79,12 @@ func (o *argOp) Run() error {
 	if err := y.Init(blob.Int64, o.outDims...); err != nil {
 		return err
 	}
+	if x.Size() == 0 {
+		// Y is empty too (an empty axis of a non-empty rest was refused):
+		// the kernel would only loop over, and size its scratch by, the
+		// dims beside the 0.
+		return nil
+	}
 	out := blob.Data[int64](y)
 	switch dt {
 	case blob.Float32:

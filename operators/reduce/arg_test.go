@@ -100,3 +100,37 @@ func TestArgErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestArgOnEmpty: an empty X gives an empty Y at once, however large the
+// dims beside its 0 (the kernel looped over them, and sized its scratch by
+// them).
+func TestArgOnEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		typ  string
+		axis int64
+		dims []int
+		want []int
+	}{
+		{"ArgMax", -2, []int{7, 3, 1 << 31, 0}, []int{7, 3, 1, 0}},
+		{"ArgMin", 1, []int{7, 1 << 40, 4, 0}, []int{7, 1, 4, 0}},
+		{"ArgMax", 1, []int{0, 5, 1 << 40}, []int{0, 1, 1 << 40}},
+		{"ArgMin", 0, []int{0, 3}, nil}, // an empty axis of a non-empty rest: an error
+	} {
+		x, err := blob.New(blob.Float32, tc.dims...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := optest.RunOp(netdef.NewOperator(tc.typ, []string{"X"}, []string{"I"}, netdef.ArgInt("axis", tc.axis)), x)
+		if tc.want == nil {
+			if err == nil || !strings.Contains(err.Error(), "axis 0 is empty") {
+				t.Errorf("%s %v: error %v, want the empty axis named", tc.typ, tc.dims, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %v: %v", tc.typ, tc.dims, err)
+			continue
+		}
+		checkDims(t, tc.typ, out[0].Dims(), tc.want)
+	}
+}

@@ -194,6 +194,9 @@ func (o *matrixMaxOp) Run() error {
 	if err := y.Init(x.DataType(), d.b, d.k); err != nil {
 		return err
 	}
+	if y.Size() == 0 {
+		return nil // else the kernel would loop over the 2^31 matrices of no rows
+	}
 	if x.DataType() == blob.Float32 {
 		matrixMax(o.rowwise, d, blob.Data[float32](x), blob.Data[float32](y))
 	} else {
@@ -235,6 +238,9 @@ func (o *matrixMaxGradientOp) Run() error {
 	dx := o.Output(0)
 	if err := dx.Init(x.DataType(), x.Dims()...); err != nil {
 		return err
+	}
+	if dx.Size() == 0 {
+		return nil
 	}
 	if x.DataType() == blob.Float32 {
 		matrixMaxBackward(o.rowwise, d, blob.Data[float32](x), blob.Data[float32](y), blob.Data[float32](dy), blob.Data[float32](dx))

@@ -295,7 +295,7 @@ func (o *frontBackGradientOp) Run() error {
 	if !o.front {
 		batch = rows
 	}
-	if rows != 0 && cols != 0 && dy.Size() != batch {
+	if dy.Size() != batch {
 		return o.Errorf("gradient input %q has %d elements, want %d for %q of shape %v",
 			o.InputName(0), dy.Size(), batch, o.InputName(1), o.dxDims)
 	}
@@ -305,7 +305,7 @@ func (o *frontBackGradientOp) Run() error {
 		if y, err = o.InputOf(2, dt); err != nil {
 			return err
 		}
-		if rows != 0 && cols != 0 && y.Size() != batch {
+		if y.Size() != batch {
 			return o.Errorf("input %q has %d elements, want %d", o.InputName(2), y.Size(), batch)
 		}
 		lengthsInput = 3
@@ -317,6 +317,9 @@ func (o *frontBackGradientOp) Run() error {
 	dx := o.Output(0)
 	if err := dx.Init(dt, o.dxDims...); err != nil {
 		return err
+	}
+	if dx.Size() == 0 {
+		return nil // nothing to write, however many rows of no columns (or the reverse) there are
 	}
 	switch dt {
 	case blob.Float32:

@@ -202,3 +202,47 @@ func TestFrontBackErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestFrontBackGradientsOnEmpty: an input with an empty dimension gives an
+// empty dX, at once however many rows of no columns it has, and dY (and Y
+// for max) must still have the forward output's size.
+func TestFrontBackGradientsOnEmpty(t *testing.T) {
+	f := func(dims ...int) *blob.Tensor {
+		x, err := blob.New(blob.Float32, dims...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	for _, tc := range []struct {
+		name   string
+		typ    string
+		inputs []*blob.Tensor
+		want   string // "": dX is like the second input
+	}{
+		{"back sum, no columns", "ReduceBackSumGradient", []*blob.Tensor{f(4, 3), f(4, 3, 0)}, ""},
+		{"back mean, no columns", "ReduceBackMeanGradient", []*blob.Tensor{f(4, 3), f(4, 3, 0)}, ""},
+		{"back max, no columns", "ReduceBackMaxGradient", []*blob.Tensor{f(4, 3), f(4, 3, 0), f(4, 3)}, ""},
+		{"front sum, no rows", "ReduceFrontSumGradient", []*blob.Tensor{f(3), f(0, 3)}, ""},
+		{"front max, no columns", "ReduceFrontMaxGradient", []*blob.Tensor{f(2, 0), f(3, 2, 0), f(2, 0)}, ""},
+		{"front sum, 2^40 rows of no columns", "ReduceFrontSumGradient", []*blob.Tensor{f(0), f(1<<40, 0)}, ""},
+		{"back mean, no rows of 2^40 columns", "ReduceBackMeanGradient", []*blob.Tensor{f(0), f(0, 1<<40)}, ""},
+		{"back sum, empty dY", "ReduceBackSumGradient", []*blob.Tensor{f(4, 3, 0), f(4, 3, 0)}, `gradient input "in0" has 0 elements, want 12`},
+		{"back max, empty dY", "ReduceBackMaxGradient", []*blob.Tensor{f(1, 0), f(1, 0), f(1, 0)}, `gradient input "in0" has 0 elements, want 1`},
+		{"back max, empty Y", "ReduceBackMaxGradient", []*blob.Tensor{f(1), f(1, 0), f(1, 0)}, `input "in2" has 0 elements, want 1`},
+	} {
+		names := []string{"in0", "in1", "in2"}[:len(tc.inputs)]
+		out, err := optest.RunOp(netdef.NewOperator(tc.typ, names, []string{"dX"}), tc.inputs...)
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		checkDims(t, tc.name, out[0].Dims(), tc.inputs[1].Dims())
+	}
+}

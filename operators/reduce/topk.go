@@ -68,21 +68,31 @@ func (o *topKOp) Run() error {
 	o.outDims[axis] = o.k
 	values, indices := o.Output(0), o.Output(1)
 	if err := values.Init(dt, o.outDims...); err != nil {
-		return err
+		return o.outputError(0, err)
 	}
 	if err := indices.Init(blob.Int64, o.outDims...); err != nil {
-		return err
+		return o.outputError(1, err)
 	}
 	var flat []int64
 	if o.NumOutputs() > 2 {
 		f := o.Output(2)
 		if err := f.Init(blob.Int64, indices.Size()); err != nil {
-			return err
+			return o.outputError(2, err)
 		}
 		flat = blob.Data[int64](f)
 	}
-	if cap(o.heap) < o.k {
-		o.heap = make([]int64, 0, o.k)
+	if values.Size() == 0 {
+		return nil // else the kernel would loop over the 2^31 rows beside the output's 0
+	}
+	// The heap holds the best of the n elements along the axis: no more
+	// than n, however large k is, and none when X is empty (n may be
+	// anything beside a 0).
+	m := min(o.k, n)
+	if x.Size() == 0 {
+		m = 0
+	}
+	if cap(o.heap) < m {
+		o.heap = make([]int64, 0, m)
 	}
 	s := topKShape{prev: prev, n: n, next: next, k: o.k}
 	idx := blob.Data[int64](indices)
@@ -99,13 +109,18 @@ func (o *topKOp) Run() error {
 	return nil
 }
 
+// outputError names output i and the k that sized it.
+func (o *topKOp) outputError(i int, err error) error {
+	return o.Errorf("output %d (%q) with k = %d: %w", i, o.OutputName(i), o.k, err)
+}
+
 // topKShape is the view of X as prev × n × next, reduced along n to k.
 type topKShape struct{ prev, n, next, k int }
 
 // topK writes, for every (i, j) of prev × next, the k largest of
 // x[i, ·, j] in descending order (lower index first on ties) and their
 // indices, padding with 0 and −1 when k > n; flat, when not nil, gets the
-// indices into the flattened x. heap is scratch with capacity ≥ k.
+// indices into the flattened x. heap is scratch with capacity ≥ min(k, n).
 func topK[T number](s topKShape, x, values []T, indices, flat, heap []int64) {
 	clear(values)
 	vec.Fill(indices, -1)

@@ -1,6 +1,8 @@
 package reduce
 
 import (
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -142,4 +144,66 @@ func TestTopKErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	optest.CheckClose(t, "padded TopKGradient", out[0].AsFloat64s(), []float64{6, 0, 5}, 0)
+}
+
+// TestTopKHugeK: the heap is bounded by the axis, not by k, and outputs
+// that k makes larger than the memory budget are an error naming k and
+// the output.
+func TestTopKHugeK(t *testing.T) {
+	old := blob.SetMemoryBudget(64 << 20)
+	defer blob.SetMemoryBudget(old)
+	x := optest.F32([]float64{3, 1, 2, 5, 4, 6}, 2, 3)
+	cases := []struct {
+		k    int64
+		want string // "": runs
+	}{
+		{1 << 20, ""}, // 4 MiB of values and 8 MiB of indices, mostly padding
+		{1 << 31, `output 0 ("V") with k = 2147483648: blob: shape [2 2147483648] of FLOAT: needs 16.0 GiB, over the memory budget`},
+		{1 << 62, `output 0 ("V") with k = 4611686018427387904: blob: shape [2 4611686018427387904] is too large`},
+	}
+	for _, c := range cases {
+		out, err := optest.RunOp(netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}, netdef.ArgInt("k", c.k)), x)
+		if c.want != "" {
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("k = %d: error %v, want one containing %q", c.k, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("k = %d: %v", c.k, err)
+			continue
+		}
+		v, idx := blob.Data[float32](out[0]), blob.Data[int64](out[1])
+		if len(v) != 2*int(c.k) || v[0] != 3 || v[1] != 2 || v[2] != 1 || v[3] != 0 || idx[2] != 1 || idx[3] != -1 ||
+			v[c.k] != 6 || idx[c.k] != 2 || idx[c.k+3] != -1 {
+			t.Errorf("k = %d: values %v… indices %v…", c.k, v[:4], idx[:4])
+		}
+	}
+
+	// No elements along the other axes: empty outputs, and no scratch
+	// for k entries (2^31 of them took 16 GiB).
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := optest.RunOp(netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}, netdef.ArgInt("k", 1<<31)), optest.F32(nil, 0, 3))
+	runtime.ReadMemStats(&after)
+	if err != nil || out[0].Size() != 0 || !slices.Equal(out[1].Dims(), []int{0, 1 << 31}) {
+		t.Errorf("k = 2^31 on [0 3]: %v, %v", out, err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("k = 2^31 on [0 3] allocated %d bytes", n)
+	}
+	// The same, with 2^45 elements along the (empty) X's axis.
+	x, err = blob.New(blob.Float32, 1, 0, 1<<45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&before)
+	out, err = optest.RunOp(netdef.NewOperator("TopK", []string{"X"}, []string{"V", "I"}, netdef.ArgInt("k", 1<<31)), x)
+	runtime.ReadMemStats(&after)
+	if err != nil || out[0].Size() != 0 || !slices.Equal(out[1].Dims(), []int{1, 0, 1 << 31}) {
+		t.Errorf("k = 2^31 on [1 0 2^45]: %v, %v", out, err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("k = 2^31 on [1 0 2^45] allocated %d bytes", n)
+	}
 }

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
@@ -66,9 +67,12 @@ func TestErrors(t *testing.T) {
 		{"ResizeLike", op("ResizeLike", []string{"X", "L"}, y), []*blob.Tensor{seq(4), seq(5)}, []string{`"X"`, `"L"`, "has 5"}},
 		{"ExpandDims/missing", op("ExpandDims", x, y), []*blob.Tensor{seq(2)}, []string{"dims"}},
 		{"ExpandDims/negative", op("ExpandDims", x, y, argIs("dims", -1)), []*blob.Tensor{seq(2)}, []string{"non-negative"}},
-		{"ExpandDims/range", op("ExpandDims", x, y, argIs("dims", 3)), []*blob.Tensor{seq(2)}, []string{`"X"`, "at least 3 dimensions"}},
+		{"ExpandDims/range", op("ExpandDims", x, y, argIs("dims", 3)), []*blob.Tensor{seq(2)}, []string{`"X"`, "more than 2 dimensions"}},
+		{"ExpandDims/huge", op("ExpandDims", x, y, argIs("dims", math.MaxInt64)), []*blob.Tensor{seq(2)}, []string{`"X"`, "more than 9223372036854775806 dimensions for dims [9223372036854775807]"}},
+		{"ExpandDims/huge-pair", op("ExpandDims", x, y, argIs("dims", 0, 1<<62)), []*blob.Tensor{seq(2)}, []string{`"X"`, "more than 4611686018427387902 dimensions"}},
 		{"Squeeze/not-one", op("Squeeze", x, y, argIs("dims", 0)), []*blob.Tensor{seq(2, 1)}, []string{`"X"`, "must be 1 instead of 2"}},
-		{"Squeeze/range", op("Squeeze", x, y, argIs("dims", 2)), []*blob.Tensor{seq(1, 1)}, []string{`"X"`, "at least 3"}},
+		{"Squeeze/range", op("Squeeze", x, y, argIs("dims", 2)), []*blob.Tensor{seq(1, 1)}, []string{`"X"`, "more than 2 dimensions"}},
+		{"Squeeze/huge", op("Squeeze", x, y, argIs("dims", math.MaxInt64)), []*blob.Tensor{seq(1, 1)}, []string{`"X"`, "more than 9223372036854775807 dimensions"}},
 		{"Shape/axes", op("Shape", x, y, argIs("axes", 2)), []*blob.Tensor{seq(2, 2)}, []string{`"X"`, "axis 2"}},
 		{"Shape/negative", op("Shape", x, y, argIs("axes", -1)), []*blob.Tensor{seq(2, 2)}, []string{`"X"`, "axis -1"}},
 

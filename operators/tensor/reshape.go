@@ -287,8 +287,9 @@ func (o *squeezeOp) Run() error {
 	nd, last := x.NumDims(), o.dims[len(o.dims)-1]
 	shape := o.shape[:0]
 	if o.expand {
-		if nd+len(o.dims) < last+1 {
-			return o.Errorf("input 0 (%q) of shape %v needs at least %d dimensions for dims %v", o.InputName(0), x.Dims(), last+1-len(o.dims), o.dims)
+		// last ≥ the output's rank, written so that no dims value overflows.
+		if last >= nd+len(o.dims) {
+			return o.Errorf("input 0 (%q) of shape %v needs more than %d dimensions for dims %v", o.InputName(0), x.Dims(), last-len(o.dims), o.dims)
 		}
 		shape = append(shape, x.Dims()...)
 		for _, d := range o.dims {
@@ -296,7 +297,7 @@ func (o *squeezeOp) Run() error {
 		}
 	} else {
 		if nd <= last {
-			return o.Errorf("input 0 (%q) of shape %v needs at least %d dimensions for dims %v", o.InputName(0), x.Dims(), last+1, o.dims)
+			return o.Errorf("input 0 (%q) of shape %v needs more than %d dimensions for dims %v", o.InputName(0), x.Dims(), last, o.dims)
 		}
 		j := 0
 		for i, d := range x.Dims() {

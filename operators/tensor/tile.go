@@ -120,14 +120,17 @@ func (o *tileOp) Run() error {
 		if tiles < 0 {
 			return o.Errorf("tiles is %d, must be >= 0", tiles)
 		}
-		if tiles > 0 && x.Size() > (1<<62)/tiles {
+		// The tiled dimension too: an empty X may have any dims.
+		if tiles > 0 && (x.Size() > (1<<62)/tiles || o.dims[axis] > (1<<62)/tiles) {
 			return o.Errorf("tiling input 0 (%q) of shape %v %d times is too large", o.InputName(0), x.Dims(), tiles)
 		}
 		o.dims[axis] *= tiles
 		if err := y.Init(x.DataType(), o.dims...); err != nil {
 			return err
 		}
-		elemsOf(x.DataType()).tile(y, x, x.SizeToDim(axis), x.SizeFromDim(axis), tiles)
+		if y.Size() > 0 { // else the kernel would loop tiles times over nothing
+			elemsOf(x.DataType()).tile(y, x, x.SizeToDim(axis), x.SizeFromDim(axis), tiles)
+		}
 		return nil
 	}
 	if tiles <= 0 {
@@ -144,6 +147,8 @@ func (o *tileOp) Run() error {
 	if err := y.Init(x.DataType(), o.dims...); err != nil {
 		return err
 	}
-	a.tileSum(y, x, y.SizeToDim(axis), y.SizeFromDim(axis), tiles)
+	if y.Size() > 0 {
+		a.tileSum(y, x, y.SizeToDim(axis), y.SizeFromDim(axis), tiles)
+	}
 	return nil
 }
