@@ -60,6 +60,12 @@ Usage:
   caffe2go bench [flags] net.pb        benchmark a net and each of its operators
   caffe2go caffe convert [flags] net.prototxt weights.caffemodel [-o init_net.pb predict_net.pb]
                                        translate a Caffe model into Caffe2 init and predict nets
+  caffe2go caffe train -solver solver.prototxt [-devices N] [-snapshot ID]
+                                       train as Caffe's caffe train does
+  caffe2go caffe convert-mnist images.gz labels.gz DIR
+                                       MNIST idx files into a LevelDB of Caffe Datums
+  caffe2go net weights -blob NAME SOURCE -o grid.png
+                                       draw a 4-D filter blob as a PNG grid
   caffe2go store check|repair DIR      check a checkpoint store, or salvage a damaged one
   caffe2go version                     print the version
 
