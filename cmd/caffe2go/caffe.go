@@ -16,7 +16,7 @@ const caffeUsage = `usage: caffe2go caffe convert [flags] net.prototxt weights.c
 
 convert translates a Caffe net and its trained weights into a Caffe2 init
 net and predict net (package netdef/caffe); train trains a net as Caffe's
-solver does (package brew/caffesolver); convert-mnist writes MNIST as
+solver does (package brew/dataparallel/caffesolver); convert-mnist writes MNIST as
 Caffe's Datum records. Run "caffe2go caffe <subcommand> -h" for the flags.
 `
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/caffe2go/caffe2go/brew"
-	"github.com/caffe2go/caffe2go/brew/caffesolver"
+	"github.com/caffe2go/caffe2go/brew/dataparallel/caffesolver"
 	"github.com/caffe2go/caffe2go/netdef/caffe"
 	"github.com/caffe2go/caffe2go/persist/mnist"
 	"github.com/caffe2go/caffe2go/workspace"
@@ -18,7 +18,7 @@ import (
 
 const caffeTrainUsage = `usage: caffe2go caffe train -solver solver.prototxt [flags]
 
-Trains a Caffe net as Caffe's "caffe train" did (package brew/caffesolver):
+Trains a Caffe net as Caffe's "caffe train" did (package brew/dataparallel/caffesolver):
 the solver's net is built with brew in the TRAIN and TEST phases, trained
 data-parallel on -devices CPU devices with Caffe's SGD solver, tested every
 test_interval iterations and snapshotted every snapshot iterations (a

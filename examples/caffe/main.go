@@ -11,7 +11,7 @@
 // 297 to digits_test_leveldb under -out (Datum records of 64×1×1 float
 // values, keys %08d, as Caffe's converters write them), copies
 // mlp_solver.prototxt and mlp_train_test.prototxt there, and trains with
-// package brew/caffesolver, as
+// package brew/dataparallel/caffesolver, as
 //
 //	caffe2go caffe train -solver examples/caffe/out/mlp_solver.prototxt -devices 2
 //
@@ -35,7 +35,7 @@ import (
 	"strings"
 
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/brew/caffesolver"
+	"github.com/caffe2go/caffe2go/brew/dataparallel/caffesolver"
 	"github.com/caffe2go/caffe2go/netdef/caffe"
 	"github.com/caffe2go/caffe2go/workspace"
 

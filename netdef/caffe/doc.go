@@ -78,7 +78,7 @@
 // With InPhase(Phase_TRAIN) and FromFillers, Convert instantiates Caffe's
 // training net: layers without trained blobs get their parameters from
 // their fillers, and Layer.Learned, LRMult and DecayMult say which blobs
-// training updates and how (package brew/caffesolver trains such nets).
+// training updates and how (package brew/dataparallel/caffesolver trains such nets).
 // ParseSolver and ReadSolver read a solver description
 // (SolverParameter); ParseDatum and DatumValues read the Datum records of
 // Caffe's LMDB and LevelDB data sets.

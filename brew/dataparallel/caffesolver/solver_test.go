@@ -15,7 +15,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
-	"github.com/caffe2go/caffe2go/brew/caffesolver"
+	"github.com/caffe2go/caffe2go/brew/dataparallel/caffesolver"
 	"github.com/caffe2go/caffe2go/netdef/caffe"
 	"github.com/caffe2go/caffe2go/persist/mnist"
 	"github.com/caffe2go/caffe2go/workspace"
@@ -69,14 +69,14 @@ func TestLearningRate(t *testing.T) {
 func TestReadDatumDB(t *testing.T) {
 	// A copy: opening a LevelDB writes its LOCK file.
 	fixture := filepath.Join(t.TempDir(), "datum")
-	if err := os.CopyFS(fixture, os.DirFS("../../persist/leveldb/testdata/datum")); err != nil {
+	if err := os.CopyFS(fixture, os.DirFS("../../../persist/leveldb/testdata/datum")); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := caffesolver.ReadDatumDB("leveldb", fixture, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	images, labels, err := mnist.Read("../../data/mnist/t10k-images-idx3-ubyte.gz", "../../data/mnist/t10k-labels-idx1-ubyte.gz")
+	images, labels, err := mnist.Read("../../../data/mnist/t10k-images-idx3-ubyte.gz", "../../../data/mnist/t10k-labels-idx1-ubyte.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
