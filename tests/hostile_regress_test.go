@@ -22,6 +22,13 @@ func TestHostileRegressions(t *testing.T) {
 		}
 		return x
 	}
+	i64 := func(dims ...int) *blob.Tensor {
+		x, err := blob.New(blob.Int64, dims...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
 	in := func(ts ...*blob.Tensor) map[string]*blob.Tensor {
 		m := map[string]*blob.Tensor{}
 		for i, x := range ts {
@@ -74,6 +81,12 @@ func TestHostileRegressions(t *testing.T) {
 		{"PRelu of 2^40 empty images", op("PRelu", 2, []string{"y"}), in(f32(1<<40, 0), f32(1<<40, 0)), nil},
 		{"PReluGradient of 2^40 empty images", op("PReluGradient", 4, []string{"dx", "dw"}), in(f32(1<<40, 0), f32(1<<40, 0), f32(1<<40, 0), f32(0)), nil},
 		{"TopK of 2^31 empty rows", op("TopK", 1, []string{"v", "i"}, netdef.ArgInt("k", 100000), netdef.ArgInt("axis", 2)), in(f32(1<<31, 5, 2, 0)), nil},
+		{"TopKGradient of 2^41 empty rows", op("TopKGradient", 3, []string{"dx"}, netdef.ArgInt("axis", 2)), in(f32(2, 1<<40, 0, 4, 3), i64(2, 1<<40, 0, 4, 3), f32(2, 1<<40, 0, 4, 3)), nil},
+		{"TopKGradient, empty dValues into a dX of 6", op("TopKGradient", 3, []string{"dx"}, netdef.ArgInt("axis", 1)), in(f32(2, 0), i64(2, 0), f32(2, 3)), nil},
+
+		// Shape functions that read an input the schema makes optional.
+		{"Conv2DGradient without dY", op("Conv2DGradient", 2, []string{"dw", "db"}, netdef.ArgInt("kernel", 3)), in(nil, f32(3, 3, 3)),
+			[]string{"operator 0 Conv2DGradient", "2 inputs, want X, filter and dY"}},
 	}
 	for _, c := range cases {
 		hc := hostileCase{op: c.op, inputs: c.inputs}

@@ -118,6 +118,9 @@ func init() {
 // convGradShape: (X, filter, dY) → (dfilter, dbias, dX), or without dbias
 // (no_bias), dY having the forward output's shape.
 func convGradShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+	if len(in) < 3 {
+		return nil, nil // no dY: the operator says so when it runs
+	}
 	y, err := convShape(b, in[:2])
 	if err != nil {
 		return nil, err

@@ -252,6 +252,13 @@ func (o *topKGradientOp) Run() error {
 	if err := dx.Init(dv.DataType(), xd...); err != nil {
 		return err
 	}
+	if dv.Size() == 0 {
+		// Nothing to scatter: dX is zeros, at once however large the dims
+		// beside dValues' 0 (the kernel loops over them).
+		clear(blob.Data[float32](dx))
+		clear(blob.Data[float64](dx))
+		return nil
+	}
 	s := topKShape{prev: dv.SizeToDim(axis), n: xd[axis], next: dv.SizeFromDim(axis + 1), k: vd[axis]}
 	var bad int64
 	if dv.DataType() == blob.Float32 {
