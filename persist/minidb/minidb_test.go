@@ -270,7 +270,8 @@ func runOp(w operators.Workspace, def *netdef.OperatorDef) error {
 
 // fuzzLoad runs Load (load_all) over a fuzzed minidb file: it may fail but
 // must not panic. Records whose tensors would need more than 2^20 elements
-// are skipped, as the blob package accepts up to 16 GiB from a record.
+// are skipped: the blob package accepts a record up to the memory budget,
+// which is far more than a fuzz worker should spend per input.
 func fuzzLoad(t *testing.T, path string, recs []dbtest.Record) {
 	for _, r := range recs {
 		var bp netdef.BlobProto
