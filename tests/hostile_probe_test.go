@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -27,11 +28,13 @@ import (
 //
 // By default (CI) it draws probeShortCases cases per operator from a fixed
 // seed. CAFFE2GO_PROBE_CASES=N draws N per operator, and
-// CAFFE2GO_PROBE_SEED=S (an integer, or "random") picks the stream.
+// CAFFE2GO_PROBE_SEED=S (an integer, or "random") picks the stream, and
+// CAFFE2GO_PROBE_OPS=RE probes only the operators whose type RE matches.
 const (
 	probeChildEnv   = "CAFFE2GO_PROBE_CHILD" // "first,seed,perOp" in the child
 	probeCasesEnv   = "CAFFE2GO_PROBE_CASES"
 	probeSeedEnv    = "CAFFE2GO_PROBE_SEED"
+	probeOpsEnv     = "CAFFE2GO_PROBE_OPS"
 	probeShortCases = 10
 	probeAddrSpace  = 4 << 20 // ulimit -v of the child, KiB: 4 GiB
 	probeStall      = 60 * time.Second
@@ -76,7 +79,10 @@ func TestHostileArgumentProbe(t *testing.T) {
 		}
 		seed = s
 	}
-	ops := operators.RegisteredOperators()
+	ops, err := probeOps()
+	if err != nil {
+		t.Fatal(err)
+	}
 	total := len(ops) * perOp
 	exe, err := os.Executable()
 	if err != nil {
@@ -127,6 +133,31 @@ func TestHostileArgumentProbe(t *testing.T) {
 		}
 	}
 	t.Logf("probe: %d operators never ran successfully in these cases (every case an error): %s", len(neverRan), strings.Join(neverRan, " "))
+}
+
+// probeOps is the operators the probe draws cases for: every registered
+// one, or those CAFFE2GO_PROBE_OPS matches. Parent and child compute it
+// alike, as the child inherits the environment.
+func probeOps() ([]string, error) {
+	ops := operators.RegisteredOperators()
+	v := os.Getenv(probeOpsEnv)
+	if v == "" {
+		return ops, nil
+	}
+	re, err := regexp.Compile(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q: %v", probeOpsEnv, v, err)
+	}
+	var keep []string
+	for _, op := range ops {
+		if re.MatchString(op) {
+			keep = append(keep, op)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, fmt.Errorf("%s=%q matches no registered operator", probeOpsEnv, v)
+	}
+	return keep, nil
 }
 
 // probeResult is what the parent learned from one child.
@@ -255,7 +286,10 @@ func probeChild(t *testing.T, spec string) {
 	if _, err := fmt.Sscanf(spec, "%d,%d,%d", &first, &seed, &perOp); err != nil {
 		t.Fatalf("%s=%q: %v", probeChildEnv, spec, err)
 	}
-	ops := operators.RegisteredOperators()
+	ops, err := probeOps()
+	if err != nil {
+		t.Fatal(err)
+	}
 	root, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
