@@ -350,5 +350,13 @@ func TestOperatorConformance(t *testing.T) {
 			op("CreateDB() -> reader", as("db", dataset), minidb),
 		}},
 	}
+	for _, set := range caseSets {
+		cases = append(cases, set(s)...)
+	}
 	optest.CheckRegistry(t, cases)
 }
+
+// caseSets are conformance cases kept in files of their own, one per
+// operator family (opcases_<family>_test.go); each file appends its set in
+// init, drawing its inputs from the suite's sampler.
+var caseSets []func(s *sampler) []optest.Case
