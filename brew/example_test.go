@@ -92,3 +92,25 @@ func ExampleWithArgScope() {
 	//   Conv [block/data block/conv1_w block/conv1_b] -> [block/conv1] kernel=3 order=NCHW stride=2 pad=1
 	//   Conv [block/conv1 block/conv2_w] -> [block/conv2] kernel=3 order=NCHW stride=1 pad=1
 }
+
+// ExampleLeNet builds Caffe2's MNIST LeNet and lists its layers and
+// parameters.
+func ExampleLeNet() {
+	m := brew.NewModel("mnist")
+	m.AddExternalInputs("data", "label")
+	softmax, loss := brew.LeNet(m, "data", "label")
+	if err := m.Err(); err != nil {
+		log.Fatal(err)
+	}
+	var types []string
+	for _, o := range m.Net.Proto().Op {
+		types = append(types, o.GetType())
+	}
+	fmt.Println(strings.Join(types, " "))
+	fmt.Println("outputs:", softmax, loss)
+	fmt.Println("weights:", m.Weights())
+	// Output:
+	// Conv MaxPool Conv MaxPool FC Relu FC SoftmaxWithLoss Accuracy
+	// outputs: softmax loss
+	// weights: [conv1_w conv2_w fc3_w pred_w]
+}

@@ -15,20 +15,11 @@ import (
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
-// lenet builds Caffe2's MNIST LeNet with brew: conv 1→20 k5, max pool k2
-// s2, conv 20→50 k5, max pool, fc 800→500 with an in-place relu, fc
-// 500→10, SoftmaxWithLoss and Accuracy. fc3In is the input size of fc3
-// (800 for a 28×28 image).
-func lenet(t testing.TB, fc3In int) *brew.Model {
+// lenet builds Caffe2's MNIST LeNet with brew.LeNet.
+func lenet(t testing.TB) *brew.Model {
 	t.Helper()
 	m := btModel(t, "lenet", "data", "label")
-	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
-	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
-	conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
-	pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
-	fc3 := brew.Relu(m, brew.FC(m, pool2, "fc3", fc3In, 500), "fc3")
-	softmax, _ := brew.SoftmaxWithLoss(m, brew.FC(m, fc3, "pred", 500, 10), "label", "softmax", "loss")
-	brew.Accuracy(m, softmax, "label", "accuracy")
+	brew.LeNet(m, "data", "label")
 	btNoErr(t, m.Err())
 	return m
 }
@@ -65,11 +56,11 @@ func lenetByHand(t testing.TB) (net, init *netdef.Net) {
 	return net, init
 }
 
-// TestLeNetGolden compares the brew-built LeNet with the hand-written one:
+// TestLeNetGolden compares brew.LeNet with the hand-written one:
 // operators, blob names, parameter shapes, initializers, arguments and
 // external inputs, everything but the nets' names.
 func TestLeNetGolden(t *testing.T) {
-	m := lenet(t, 800)
+	m := lenet(t)
 	net, init := lenetByHand(t)
 	ignoreName := protocmp.IgnoreFields(&netdef.NetDef{}, "name")
 	if diff := cmp.Diff(net.Proto(), m.Net.Proto(), protocmp.Transform(), ignoreName); diff != "" {
@@ -97,24 +88,25 @@ func TestLeNetGolden(t *testing.T) {
 	}
 }
 
-// TestLeNetDimMismatch builds LeNet with the wrong input size for fc3
-// (700 instead of 50·4·4 = 800). CreateNet infers the shapes from the fed
-// data and the initialized parameters and fails, naming the net, the
-// operator (index and type) and the shapes; nothing is registered.
+// TestLeNetDimMismatch feeds LeNet 32×32 images: pool2 then holds
+// 50·5·5 = 1250 values per image where fc3 takes 800. CreateNet infers the
+// shapes from the fed data and the initialized parameters and fails, naming
+// the net, the operator (index and type) and the shapes; nothing is
+// registered.
 func TestLeNetDimMismatch(t *testing.T) {
-	m := lenet(t, 700)
+	m := lenet(t)
 	ws := workspace.New(t.TempDir())
-	btFeed(t, ws, "data", btFilled(0.5, 2, 1, 28, 28))
+	btFeed(t, ws, "data", btFilled(0.5, 2, 1, 32, 32))
 	btFeed(t, ws, "label", blob.MustFromSlice([]int32{3, 7}, 2))
 	btNoErr(t, ws.RunNetOnce(m.InitNet))
 	err := ws.CreateNet(m.Net, false)
 	if err == nil {
-		t.Fatal("CreateNet succeeded with fc3 of 700 inputs after a 800-value pool2")
+		t.Fatal("CreateNet succeeded with fc3 of 800 inputs after a 1250-value pool2")
 	}
 	if ws.GetNet(m.Net.Name()) != nil {
 		t.Error("the net was registered although CreateNet failed")
 	}
-	for _, want := range []string{m.Net.Name(), "operator 4 FC", "[2 50 4 4]", "[500 700]", "800", "700"} {
+	for _, want := range []string{m.Net.Name(), "operator 4 FC", "[2 50 5 5]", "[500 800]", "1250", "800"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

@@ -12,18 +12,11 @@ import (
 	"github.com/caffe2go/caffe2go/operators/comm"
 )
 
-// lenetForward is the forward builder of Caffe2's MNIST LeNet: conv 5×5
-// (20) → max pool 2 → conv 5×5 (50) → max pool 2 → FC 500 → ReLU → FC 10
-// → SoftmaxWithLoss, the loss scaled by lossScale.
+// lenetForward is the forward builder of Caffe2's MNIST LeNet
+// (brew.LeNet), the loss scaled by lossScale.
 func lenetForward(m *brew.Model, lossScale float32) ([]string, error) {
 	m.AddExternalInputs("data", "label")
-	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
-	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
-	conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
-	pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
-	relu3 := brew.Relu(m, brew.FC(m, pool2, "fc3", 50*4*4, 500), "relu3")
-	pred := brew.FC(m, relu3, "pred", 500, 10)
-	_, loss := brew.SoftmaxWithLoss(m, pred, "label", "softmax", "loss")
+	_, loss := brew.LeNet(m, "data", "label")
 	op := m.Op("Scale", []string{loss}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
 	return op.GetOutput(), m.Err()
 }

@@ -295,18 +295,11 @@ func checkDevices(out io.Writer, ws *workspace.Workspace, id int64, c config) er
 	return nil
 }
 
-// lenet builds Caffe2's MNIST LeNet on the current device: conv 5×5 (20)
-// → max pool 2 → conv 5×5 (50) → max pool 2 → FC 500 → ReLU → FC 10 →
-// SoftmaxWithLoss and Accuracy. It returns the loss scaled by lossScale.
+// lenet builds Caffe2's MNIST LeNet (brew.LeNet) on the current device and
+// returns its loss scaled by lossScale.
 func lenet(m *brew.Model, lossScale float32) ([]string, error) {
 	m.AddExternalInputs("data", "label")
-	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
-	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
-	conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
-	pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
-	fc3 := brew.Relu(m, brew.FC(m, pool2, "fc3", 50*4*4, 500), "fc3")
-	softmax, loss := brew.SoftmaxWithLoss(m, brew.FC(m, fc3, "pred", 500, 10), "label", "softmax", "loss")
-	m.Op("Accuracy", []string{softmax, "label"}, []string{"accuracy"})
+	_, loss := brew.LeNet(m, "data", "label")
 	op := m.Op("Scale", []string{loss}, []string{"loss_scaled"}, netdef.ArgFloat("scale", lossScale))
 	return op.GetOutput(), m.Err()
 }

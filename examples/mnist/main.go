@@ -181,19 +181,12 @@ func run(ctx context.Context, out io.Writer, c config) (*result, error) {
 	return &result{accuracy: last.Accuracy, history: h}, nil
 }
 
-// addLeNet adds Caffe's LeNet (conv 20@5×5, max pool 2/2, conv 50@5×5,
-// max pool 2/2, FC 500, ReLU, FC 10) with softmax cross-entropy and
-// accuracy to m, and returns the loss blob.
+// addLeNet adds Caffe2's MNIST LeNet (brew.LeNet) to m and returns the
+// loss blob.
 func addLeNet(m *brew.Model, train bool) (string, error) {
 	// The images and labels are fed, not produced by an operator.
 	m.AddExternalInputs("data", "label")
-	conv1 := brew.Conv(m, "data", "conv1", 1, 20, 5)
-	pool1 := brew.MaxPool(m, conv1, "pool1", brew.Kernel(2), brew.Stride(2))
-	conv2 := brew.Conv(m, pool1, "conv2", 20, 50, 5)
-	pool2 := brew.MaxPool(m, conv2, "pool2", brew.Kernel(2), brew.Stride(2))
-	fc3 := brew.Relu(m, brew.FC(m, pool2, "fc3", 50*4*4, 500), "fc3")
-	softmax, loss := brew.SoftmaxWithLoss(m, brew.FC(m, fc3, "pred", 500, 10), "label", "softmax", "loss")
-	brew.Accuracy(m, softmax, "label", "accuracy")
+	_, loss := brew.LeNet(m, "data", "label")
 	if err := m.Err(); err != nil {
 		return "", fmt.Errorf("building LeNet (train %v): %w", train, err)
 	}
