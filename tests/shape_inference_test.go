@@ -222,3 +222,41 @@ func TestShapeInferenceErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestShapeInferenceTooSmallImage infers the zoo nets' shapes from the
+// image alone, before any weight is loaded: at 224×224 every net fits, and
+// at 32×32 the final 7×7 average pool of GoogLeNet and ResNet-50 gets a 1×1
+// map, which shape inference reports, naming the operator and the sizes.
+func TestShapeInferenceTooSmallImage(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		size  int
+		want  []string // fragments of the error; none: no error
+	}{
+		{"bvlc_googlenet", 224, nil},
+		{"resnet50", 224, nil},
+		{"bvlc_googlenet", 32, []string{"AveragePool", "input size 1, kernel 7", "output size of -5"}},
+		{"resnet50", 32, []string{"AveragePool", "input size 1", "kernel 7"}},
+		{"squeezenet", 32, nil}, // global pooling at the end
+	} {
+		predict, _, input, _ := zooNet(t, c.model)
+		_, err := operators.InferShapes(predict, func(b string) operators.TensorShape {
+			if b == input {
+				return operators.Shape(blob.Float32, 1, 3, c.size, c.size)
+			}
+			return operators.TensorShape{Unknown: true}
+		})
+		switch {
+		case c.want == nil && err != nil:
+			t.Errorf("%s at %d: %v", c.model, c.size, err)
+		case c.want != nil && err == nil:
+			t.Errorf("%s at %d: no error", c.model, c.size)
+		case c.want != nil:
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s at %d: error %q does not mention %q", c.model, c.size, err, w)
+				}
+			}
+		}
+	}
+}

@@ -29,9 +29,9 @@ func outSpatialDims(a *convargs.Args, sp []int) ([]int, error) {
 		case in < 0:
 			out[i] = operators.AnyDim
 		default:
-			o, _, _, err := convargs.ComputeSizeAndPad(in, a.Stride[i], a.Kernel[i], a.Dilation[i], a.LegacyPad, a.Pads[i], a.Pads[nd+i])
+			o, _, _, err := a.SizeAndPad(i, nd, in)
 			if err != nil {
-				return nil, fmt.Errorf("spatial dimension %d: %v", i, err)
+				return nil, err
 			}
 			out[i] = o
 		}
@@ -42,7 +42,9 @@ func outSpatialDims(a *convargs.Args, sp []int) ([]int, error) {
 // convShape checks X, the filter and the bias against each other wherever
 // their dims are known (channels, group, kernel, bias length) and infers
 // Y's shape: the batch, the filter's output channels and the output-size
-// rule's spatial sizes.
+// rule's spatial sizes. Without the filter's shape (weights not loaded
+// yet) the spatial sizes still follow from X and the kernel arguments, so
+// an image too small for the net is found before any weight exists.
 func convShape(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
 	a, err := convargs.Parse(b, convargs.KindConv)
 	if err != nil {
@@ -50,7 +52,18 @@ func convShape(b *operators.Base, in []operators.TensorShape) ([]operators.Tenso
 	}
 	x, w := in[0], in[1]
 	if w.Unknown {
-		return nil, nil
+		if x.Unknown {
+			return nil, nil
+		}
+		if x.Rank() < 3 {
+			return nil, b.InputShapeError(in, "X must have N, C and at least one spatial dimension")
+		}
+		n, _, sp := convargs.Spatial(x.Dims, a.Order)
+		osp, err := outSpatialDims(a, sp)
+		if err != nil {
+			return nil, b.InputShapeError(in, "%v", err)
+		}
+		return []operators.TensorShape{operators.Shape(x.Type, convargs.ImageShape(nil, a.Order, n, operators.AnyDim, osp)...)}, nil
 	}
 	if x.Unknown {
 		// X has the filter's rank; Y has the filter's output channels.

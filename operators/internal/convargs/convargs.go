@@ -269,6 +269,21 @@ func ComputeSizeAndPad(in, stride, kernel, dilation, legacy, padHead, padTail in
 	return 0, 0, 0, fmt.Errorf("legacy_pad %d is not a LegacyPadding value", legacy)
 }
 
+// SizeAndPad applies the output-size rule (ComputeSizeAndPad) to spatial
+// dimension i of nd, of size in: the output size and the head and tail
+// pads. An input too small for the window, which leaves no output, is an
+// error naming the dimension and the window.
+func (a *Args) SizeAndPad(i, nd, in int) (out, head, tail int, err error) {
+	o, h, t, err := ComputeSizeAndPad(in, a.Stride[i], a.Kernel[i], a.Dilation[i], a.LegacyPad, a.Pads[i], a.Pads[nd+i])
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("spatial dimension %d: %v", i, err)
+	}
+	if o <= 0 {
+		return 0, 0, 0, fmt.Errorf("spatial dimension %d: input size %d, kernel %d, dilation %d, stride %d and pads %d, %d give an output size of %d", i, in, a.Kernel[i], a.Dilation[i], a.Stride[i], h, t, o)
+	}
+	return o, h, t, nil
+}
+
 // Window is the geometry of a convolution or pooling window over up to three
 // spatial dimensions, canonicalized to three (D, H, W): lower-dimensional
 // windows get leading dimensions of size 1 with kernel, stride and dilation
@@ -358,12 +373,9 @@ func (a *Args) Window(sp []int) (Window, error) {
 	}
 	var out, head, tail [MaxSpatial]int
 	for i := range nd {
-		o, h, t, err := ComputeSizeAndPad(sp[i], a.Stride[i], a.Kernel[i], a.Dilation[i], a.LegacyPad, a.Pads[i], a.Pads[nd+i])
+		o, h, t, err := a.SizeAndPad(i, nd, sp[i])
 		if err != nil {
-			return Window{}, fmt.Errorf("spatial dimension %d: %v", i, err)
-		}
-		if o <= 0 {
-			return Window{}, fmt.Errorf("spatial dimension %d: input size %d, kernel %d, dilation %d, stride %d and pads %d, %d give an output size of %d", i, sp[i], a.Kernel[i], a.Dilation[i], a.Stride[i], h, t, o)
+			return Window{}, err
 		}
 		out[i], head[i], tail[i] = o, h, t
 	}
