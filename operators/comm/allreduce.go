@@ -50,7 +50,7 @@ func init() {
 	operators.MustRegisterSchema(operators.Schema{
 		Type: "Allreduce", MinInputs: 1, MaxInputs: operators.Unbounded,
 		MinOutputs: 1, MaxOutputs: operators.Unbounded,
-		InputsCheck:  func(n int) bool { return n >= 1 },
+		InputsCheck: func(n int) bool { return n >= 1 },
 		// Engine GLOO (operators/gloo) takes the common world as input 0:
 		// there output i is input i+1.
 		AllowInplace: func(in, out int) bool { return in == out || in == out+1 },
