@@ -234,3 +234,22 @@ func (p *Parallel) allReduceAcrossHosts(name string) error {
 	}
 	return nil
 }
+
+// BroadcastAcrossShards copies the blobs (full workspace names, which must
+// exist with the same shapes on every shard) from shard 0 to every other
+// shard. Every shard must call it with the same blobs, after RunInitNet:
+// it is how shards resume together from the checkpoint shard 0 loaded.
+// Without a rendezvous, or with one shard, it does nothing.
+func (p *Parallel) BroadcastAcrossShards(blobs ...string) error {
+	if !p.multiHost() || len(blobs) == 0 {
+		return nil
+	}
+	net := netdef.NewNet("dpm_shard_broadcast")
+	for _, b := range blobs {
+		net.AddOp(p.glooOp("Broadcast", []string{CommonWorldBlob, b}, []string{b}, netdef.ArgInt("root", 0)))
+	}
+	if err := p.Workspace().RunNetOnce(net); err != nil {
+		return p.runError(net, err)
+	}
+	return nil
+}
