@@ -59,12 +59,19 @@ func (p *Parallel) groupBlobs(name string) ([]string, error) {
 // can start while earlier layers still back-propagate (Caffe2's
 // _AllReduceBlobsSingleHost). Each gradient gets one in-place Allreduce
 // operator on the master device with the chosen engine; with a shared
-// model the gradients are only summed into the master's copy.
+// model the gradients are only summed into the master's copy. Across
+// processes, see allReduceAcrossHosts.
 func (p *Parallel) allReduceGradients() error {
-	if len(p.devices) == 1 {
+	if len(p.devices) == 1 && !p.multiHost() {
 		return nil
 	}
 	for _, name := range slices.Backward(p.gradNames) {
+		if p.multiHost() {
+			if err := p.allReduceAcrossHosts(name); err != nil {
+				return err
+			}
+			continue
+		}
 		if len(p.groups[name]) == 1 {
 			continue
 		}

@@ -42,6 +42,21 @@
 // CheckpointParams (GetCheckpointParams), FinalizeAfterCheckpoint,
 // AddBlobSync, LearningRateBlobNames (GetLearningRateBlobNames), Devices
 // (GetDevices); ConvertNetForDevice is a function. FeedDevice, Scatter and
-// Loader feed the replicas. Multi-host training (rendezvous, Gloo), BMUF,
-// NCCL and the memory optimizers are not implemented.
+// Loader feed the replicas. BMUF, NCCL and the memory optimizers are not
+// implemented.
+//
+// # Several processes
+//
+// With Options.Rendezvous, N processes (shards, on one machine or
+// several) train one model together, as Caffe2's rendezvous argument
+// makes them: each scales its losses by 1/(devices × N), sums each
+// gradient over its devices into the master's copy, all-reduces that
+// over the shards with Gloo (engine GLOO, package operators/gloo, the
+// gloo build tag) and copies it back to its devices. RunInitNet first
+// waits at a barrier for every shard (BarrierTimeout, default 300 s),
+// then broadcasts shard 0's initial blobs to all. Every collective has a
+// deadline (Timeout, default 30 s): a shard that dies or hangs makes
+// RunNet fail on the others with an error naming the operation and the
+// rank. Only shard 0 writes checkpoints (IsCheckpointWriter); all shards
+// resume from the same one, meeting again under a fresh store prefix.
 package dataparallel

@@ -20,8 +20,8 @@ type Options struct {
 	// ForwardBuilder adds one device's forward pass and returns its losses
 	// (Caffe2's forward_pass_builder_fun). It runs once per device inside
 	// that device's scope and must scale each loss by lossScale, which is
-	// 1/len(Devices), so that the summed gradients are those of the mean
-	// over the whole batch. Required.
+	// 1/(len(Devices) × shards), so that the summed gradients are those of
+	// the mean over the whole batch of every process. Required.
 	ForwardBuilder func(m *brew.Model, lossScale float32) (losses []string, err error)
 	// ParamUpdateBuilder adds one device's parameter updates (Caffe2's
 	// param_update_builder_fun). It runs once per device inside that
@@ -82,6 +82,10 @@ type Options struct {
 	// copies) or "RING" (bandwidth-optimal ring); see package
 	// operators/comm.
 	AllreduceEngine string
+
+	// Rendezvous, when set, trains across processes with Gloo (Caffe2's
+	// rendezvous argument); nil trains in this process only.
+	Rendezvous *Rendezvous
 
 	// Workspace is where RunInitNet, RunNet, feeding and the checkpoint
 	// helpers act; nil means the current workspace at each call.

@@ -33,6 +33,7 @@ const DefaultThreadsPerDevice = 4
 type Parallel struct {
 	model   *brew.Model
 	opts    Options
+	rdv     *Rendezvous // completed Options.Rendezvous; nil without
 	devices []int
 	prefix  string // "cpu" or "gpu"
 
@@ -162,6 +163,9 @@ func newParallel(m *brew.Model, o Options) (*Parallel, error) {
 	if p.opts.AllreduceEngine == "" {
 		p.opts.AllreduceEngine = comm.SumTree
 	}
+	if err := p.checkRendezvous(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -189,7 +193,7 @@ func (p *Parallel) build() error {
 			"a forward-only model usually shares a trained model's parameters (InitParams false)")
 	}
 
-	lossScale := float32(1) / float32(len(p.devices))
+	lossScale := float32(1) / float32(len(p.devices)*p.opts.numShards())
 	for _, d := range p.devices {
 		var losses []string
 		var err error
@@ -291,6 +295,11 @@ func (p *Parallel) build() error {
 		}
 	}
 	m.Net.Proto().Arg = append(m.Net.Proto().Arg, netdef.ArgInt("first_iter_only_one_worker", 1))
+	if p.multiHost() {
+		if err := p.addMultiHostInit(); err != nil {
+			return err
+		}
+	}
 	for _, name := range syncNames {
 		if err := p.broadcast(m.InitNet, name); err != nil {
 			return err

@@ -17,6 +17,15 @@
 // -devices is refused unless -reshard is given, which continues the step
 // count on the new devices as Caffe2 does (each step then covers devices ×
 // batch examples of the new count).
+//
+// Several processes, on one machine or several, train together with Gloo
+// (a build with -tags gloo, and libgloo-dev): each gets -shard-id, the
+// same -num-shards and a -rendezvous where they meet, a directory all of
+// them reach (file:///shared/dir) or a Redis server (redis://host:port).
+// Each shard trains on its own part of the training set; shard 0 writes
+// the checkpoints, and on a restart every shard resumes from the one shard
+// 0 finds. A store refuses the keys of an earlier run: restart with a
+// fresh directory or a new ?prefix= (see the README).
 package main
 
 import (
@@ -59,6 +68,10 @@ type config struct {
 	checkpointEvery int
 	fresh           bool
 	reshard         bool
+	shardID         int
+	numShards       int
+	rendezvous      string // file:///dir or redis://host:port, with -num-shards > 1
+	iface           string // network interface between shards
 }
 
 func main() {
@@ -79,6 +92,10 @@ func main() {
 	flag.IntVar(&c.checkpointEvery, "checkpoint-every", 200, "save a checkpoint every n steps (and at the end)")
 	flag.BoolVar(&c.fresh, "fresh", false, "start from scratch even if the store holds a checkpoint")
 	flag.BoolVar(&c.reshard, "reshard", false, "resume a checkpoint saved with another -devices count")
+	flag.IntVar(&c.shardID, "shard-id", 0, "this process's shard, 0 … num-shards-1 (multi-process training, -tags gloo)")
+	flag.IntVar(&c.numShards, "num-shards", 1, "processes training together; each needs -shard-id and the same -rendezvous")
+	flag.StringVar(&c.rendezvous, "rendezvous", "", "where the shards meet: file:///shared/dir or redis://host:port (add ?prefix=run2 for a fresh run in the same place)")
+	flag.StringVar(&c.iface, "interface", "", "network interface the shards connect through (eth0); empty: the host name's address")
 	flag.Parse()
 	ctx := interrupt.Context()
 	_, err := run(ctx, os.Stdout, c)
@@ -122,6 +139,13 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
+	var rdv *dataparallel.Rendezvous
+	if c.numShards > 1 {
+		if rdv, err = rendezvous(c); err != nil {
+			return res, err
+		}
+		train = shardRows(train, c.shardID, c.numShards)
+	}
 	devices := make([]int, c.devices)
 	for i := range devices {
 		devices[i] = i
@@ -139,6 +163,7 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 		Devices:         devices,
 		Workspace:       ws,
 		AllreduceEngine: c.engine,
+		Rendezvous:      rdv,
 		ForwardBuilder:  lenet,
 		OptimizerBuilder: func(m *brew.Model) error {
 			if err := brew.AddWeightDecay(m, 1e-4); err != nil {
@@ -166,15 +191,11 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 	// replay the data order up to the checkpoint.
 	start := 0
 	res.resumedFrom = -1
-	if id, ok, err := ws.LatestCheckpoint(); err != nil {
+	id, ok, err := latestCheckpoint(out, ws, p, c)
+	if err != nil {
 		return res, err
-	} else if ok && !c.fresh {
-		if err := ws.LoadCheckpoint(id); err != nil {
-			return res, err
-		}
-		if err := checkDevices(out, ws, id, c); err != nil {
-			return res, err
-		}
+	}
+	if ok {
 		if err := p.FinalizeAfterCheckpoint(); err != nil {
 			return res, err
 		}
@@ -239,7 +260,7 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 			}
 			fmt.Fprintf(out, "step %5d  loss %.4f  batch accuracy %.3f\n", step, loss, acc)
 		}
-		if step%c.checkpointEvery == 0 || step == total {
+		if (step%c.checkpointEvery == 0 || step == total) && p.IsCheckpointWriter() {
 			if err := save(step); err != nil {
 				return res, fmt.Errorf("checkpoint at step %d: %w", step, err)
 			}
@@ -274,6 +295,48 @@ func interrupted(ctx context.Context, out io.Writer, ws *workspace.Workspace, la
 	fmt.Fprintf(out, "interrupted after step %d: checkpoint %d is in %s; run again to resume\n", last, last, dir)
 	return fmt.Errorf("training stopped after step %d: %w", last, ctx.Err())
 }
+
+// latestCheckpoint loads the latest checkpoint unless c.fresh, and
+// reports its id. Across shards, shard 0 loads its own and sends its id
+// and blobs to the others, so that every shard resumes from it.
+func latestCheckpoint(out io.Writer, ws *workspace.Workspace, p *dataparallel.Parallel, c config) (int64, bool, error) {
+	id, ok := int64(-1), false
+	if p.IsCheckpointWriter() && !c.fresh {
+		latest, found, err := ws.LatestCheckpoint()
+		if err != nil {
+			return 0, false, err
+		}
+		if found {
+			if err := ws.LoadCheckpoint(latest); err != nil {
+				return 0, false, err
+			}
+			if err := checkDevices(out, ws, latest, c); err != nil {
+				return 0, false, err
+			}
+			id, ok = latest, true
+		}
+	}
+	if p.NumShards() == 1 {
+		return id, ok, nil
+	}
+	if err := ws.FeedBlob(resumeBlob, id); err != nil {
+		return 0, false, err
+	}
+	if err := p.BroadcastAcrossShards(resumeBlob); err != nil {
+		return 0, false, err
+	}
+	t, err := ws.FetchBlob(resumeBlob)
+	if err != nil {
+		return 0, false, err
+	}
+	if id = blob.Data[int64](t)[0]; id < 0 {
+		return id, false, nil
+	}
+	return id, true, p.BroadcastAcrossShards(p.CheckpointParams()...)
+}
+
+// resumeBlob carries the checkpoint id shard 0 resumes from to the others.
+const resumeBlob = "resume_checkpoint_id"
 
 // checkDevices refuses to resume checkpoint id, trained on another number
 // of devices, unless c.reshard says to.

@@ -50,13 +50,16 @@ func init() {
 	operators.MustRegisterSchema(operators.Schema{
 		Type: "Allreduce", MinInputs: 1, MaxInputs: operators.Unbounded,
 		MinOutputs: 1, MaxOutputs: operators.Unbounded,
-		InputsCheck:  func(n int) bool { return n >= 1 },
-		AllowInplace: func(in, out int) bool { return in == out },
+		InputsCheck: func(n int) bool { return n >= 1 },
+		// Engine GLOO (operators/gloo) takes the common world as input 0:
+		// there output i is input i+1.
+		AllowInplace: func(in, out int) bool { return in == out || in == out+1 },
 		// The replicas live on their own devices; the engine moves data
 		// between them.
 		InputsCanCrossDevices: true,
 		Doc: "Sums the inputs, one per replica, element-wise and writes the sum into every one " +
-			"of them; output i must be input i. The engine (SUM_TREE, RING) picks the algorithm.",
+			"of them; output i must be input i. The engine (SUM_TREE, RING) picks the algorithm. With engine GLOO " +
+			"input 0 is a common world (CreateCommonWorld), output i is input i+1, and the sum runs over every rank too.",
 	})
 	operators.MustRegisterNoGradient("Allreduce")
 	sumTree := func(b *operators.Base, n int) Engine { return newTree(b, n) }

@@ -32,8 +32,12 @@ const parallelizeDoc = "(model_helper_obj, input_builder_fun, forward_pass_build
 	"added and summed over the devices, and the updates come from param_update_builder_fun(model)\n" +
 	"(per device) or optimizer_builder_fun(model) (once); with neither the model is forward-only.\n" +
 	"The first device is the master; devices=None means every CPU (range(number of CPUs)).\n" +
-	"Only CPU devices exist: cpu_device=True is required (Caffe2's default is GPU). Multi-host\n" +
-	"training (rendezvous), NCCL and the memory optimizers are not supported. allreduce_engine\n" +
+	"Only CPU devices exist: cpu_device=True is required (Caffe2's default is GPU). rendezvous is\n" +
+	"Caffe2's dict (kv_handler, shard_id, num_shards, engine, transport, interface; caffe2go adds\n" +
+	"store=\"file:///dir\" or \"redis://host:port\" in place of kv_handler, hostname, timeout_ms\n" +
+	"and barrier_timeout_ms): with num_shards > 1 it trains across processes with Gloo (a build\n" +
+	"with -tags gloo); loss_scale is then 1/(len(devices) × num_shards). NCCL and the memory\n" +
+	"optimizers are not supported. allreduce_engine\n" +
 	"(SUM_TREE or RING) is a caffe2go extension; max_concurrent_distributed_ops only matters for\n" +
 	"multi-host training and is only checked. Returns None; the other functions of this module\n" +
 	"take the model."
@@ -165,8 +169,6 @@ func dpmParallelize(cpuOnly bool) binding.Func {
 			return nil, fmt.Errorf("%s: GPU devices are not available in caffe2go (no CUDA backend); pass cpu_device=True or call Parallelize_CPU", b.Name())
 		case nccl:
 			return nil, fmt.Errorf("%s: use_nccl needs GPU devices, which caffe2go does not have", b.Name())
-		case rendezvous != starlark.None:
-			return nil, fmt.Errorf("%s: multi-host training (rendezvous) is not supported", b.Name())
 		case optimizeMemory || dynamicMemory || blobsToKeep != starlark.None:
 			return nil, fmt.Errorf("%s: the memory optimizers (optimize_gradient_memory, dynamic_memory_management, blobs_to_keep) are not supported", b.Name())
 		case maxConcurrent <= 0:
@@ -188,6 +190,10 @@ func dpmParallelize(cpuOnly bool) binding.Func {
 		if forward == starlark.None {
 			return nil, fmt.Errorf("%s: forward_pass_builder_fun is required", b.Name())
 		}
+		rdv, err := parseRendezvous(rendezvous)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
 		ids, err := deviceIDs(devices)
 		if err != nil {
 			return nil, fmt.Errorf("%s: devices: %v", b.Name(), err)
@@ -207,6 +213,7 @@ func dpmParallelize(cpuOnly bool) binding.Func {
 			SharedModel:              shared,
 			CombineSpatialBN:         combineBN,
 			AllreduceEngine:          engine,
+			Rendezvous:               rdv,
 		})
 		if calls.err != nil {
 			// A builder failed: its error keeps the traceback into the
