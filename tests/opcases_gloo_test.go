@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/caffe2go/caffe2go/netdef"
@@ -14,7 +13,7 @@ import (
 func init() {
 	caseSets = append(caseSets, func(s *sampler) []optest.Case {
 		op, as, ai := cgParse, netdef.ArgString, netdef.ArgInt
-		dir := filepath.Join(os.TempDir(), "caffe2go-conformance-filestore")
+		dir := filepath.Join(s.dir, "filestore")
 		return []optest.Case{
 			{Op: op("FileStoreHandlerCreate() -> handler", as("path", dir), as("prefix", "conformance"))},
 			// It connects at first use, so no server is needed here.

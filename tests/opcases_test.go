@@ -18,7 +18,12 @@ import (
 
 // sampler draws the inputs of the conformance cases from one seeded stream,
 // so every run of the table sees the same tensors.
-type sampler struct{ rng *rand.Rand }
+type sampler struct {
+	rng *rand.Rand
+	// dir is a temporary directory, removed after the suite, for cases
+	// that need a path.
+	dir string
+}
 
 // in returns a float32 tensor of the given shape holding the n values
 // lo + (hi − lo)·(k + ½)/n, k < n, in a shuffled order: evenly spaced, so no
@@ -69,7 +74,7 @@ func i64(v ...int64) *blob.Tensor { return blob.MustFromSlice(v, len(v)) }
 // differences, and every other device and engine agreeing with the CPU.
 // An implementation without a case here fails the test.
 func TestOperatorConformance(t *testing.T) {
-	s := &sampler{rng: rand.New(rand.NewPCG(1, 2))}
+	s := &sampler{rng: rand.New(rand.NewPCG(1, 2)), dir: t.TempDir()}
 	op := cgParse // "Type(in, …) -> out, …"
 	ai, af, as, ab := netdef.ArgInt, netdef.ArgFloat, netdef.ArgString, netdef.ArgBool
 	ais := netdef.ArgInts
