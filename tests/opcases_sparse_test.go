@@ -1,0 +1,72 @@
+package tests
+
+import (
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators/optest"
+)
+
+// The sparse and embedding family (operators/sparse) and the row-wise
+// sparse optimizer. The SparseLengths operators' gradients are slices, so
+// their gradient operators get cases of their own; operators/sparse checks
+// the slices against finite differences.
+func init() {
+	caseSets = append(caseSets, func(s *sampler) []optest.Case {
+		op := cgParse
+		ai := netdef.ArgInt
+		g0, g01 := []int{0}, []int{0, 1}
+		lens := func() *blob.Tensor { return i32(2, 0, 3, 1) }
+		idx := func() *blob.Tensor { return i64(4, 0, 4, 2, 1, 3) }
+		q8 := func() *blob.Tensor { return quantized(s, "FloatToFused8BitRowwiseQuantized", 5, 4) }
+		q4 := func() *blob.Tensor { return quantized(s, "FloatToFused4BitRowwiseQuantized", 5, 4) }
+		codes := blob.MustFromSlice([]uint8{3, 250, 17, 0, 255, 128, 9, 77, 1, 2, 200, 100, 64, 32, 16, 8, 5, 6, 7, 8}, 5, 4)
+		sb := func() *blob.Tensor { return s.pos(5, 2) }
+		w6 := func() *blob.Tensor { return s.x(6) }
+		cases := []optest.Case{
+			{Op: op("SparseLengthsSum(D, I, L) -> Y"), Inputs: ts(s.x(5, 3), idx(), lens())},
+			{Name: "int32 indices", Op: op("SparseLengthsSum(D, I, L) -> Y"), Inputs: ts(s.x(5, 2, 2), i32(4, 0, 4, 2, 1, 3), lens())},
+			{Op: op("SparseLengthsMean(D, I, L) -> Y"), Inputs: ts(s.x(5, 3), idx(), lens())},
+			{Op: op("SparseLengthsWeightedSum(D, W, I, L) -> Y"), Inputs: ts(s.x(5, 3), w6(), idx(), lens())},
+			{Op: op("LengthsSum(D, L) -> Y"), Inputs: ts(s.x(6, 3), lens()), Grad: g0},
+			{Op: op("LengthsMean(D, L) -> Y"), Inputs: ts(s.x(6, 3), lens()), Grad: g0},
+			{Op: op("LengthsMax(D, L) -> Y"), Inputs: ts(s.x(6, 3), lens()), Grad: g0},
+			{Op: op("LengthsWeightedSum(D, W, L) -> Y"), Inputs: ts(s.x(6, 3), w6(), lens()), Grad: g0},
+			{Name: "grad_on_weights", Op: op("LengthsWeightedSum(D, W, L) -> Y", ai("grad_on_weights", 1)), Inputs: ts(s.x(6, 3), w6(), lens()), Grad: g01},
+			{Op: op("SparseLengthsSumGradient(dY, L) -> dV"), Inputs: ts(s.x(4, 3), lens())},
+			{Op: op("SparseLengthsIndicesInGradientSumGradient(dY, L, I) -> dV"), Inputs: ts(s.x(4, 3), lens(), idx())},
+			{Op: op("SparseLengthsMeanGradient(dY, L) -> dV"), Inputs: ts(s.x(4, 3), lens())},
+			{Op: op("SparseLengthsWeightedSumGradient(W, dY, L) -> dV"), Inputs: ts(w6(), s.x(4, 3), lens())},
+			{Op: op("SparseLengthsWeightedSumWithMainInputGradient(W, dY, L, D, I) -> dV, dW"), Inputs: ts(w6(), s.x(4, 3), lens(), s.x(5, 3), idx())},
+			{Op: op("LengthsSumGradient(dY, L) -> dD"), Inputs: ts(s.x(4, 3), lens())},
+			{Op: op("SparseToDense(I, V) -> Y"), Inputs: ts(i64(3, 0, 3), s.x(3, 2)), Grad: []int{1}},
+			{Name: "infer dim", Op: op("SparseToDense(I, V, D) -> Y"), Inputs: ts(i32(1, 1), s.x(2, 2), s.x(4, 1)), Grad: []int{1}},
+			{Name: "int64", Op: op("SparseToDense(I, V) -> Y"), Inputs: ts(i32(1, 0, 1), i64(5, 6, 7))},
+			{Op: op("FloatToFused8BitRowwiseQuantized(X) -> Q"), Inputs: ts(s.x(3, 5))},
+			{Op: op("Fused8BitRowwiseQuantizedToFloat(Q) -> Y"), Inputs: ts(q8())},
+			{Op: op("FloatToFused4BitRowwiseQuantized(X) -> Q"), Inputs: ts(s.x(3, 6))},
+			{Op: op("Fused4BitRowwiseQuantizedToFloat(Q) -> Y"), Inputs: ts(q4())},
+			{Op: op("FloatToRowwiseQuantized8Bits(X) -> Q, SB"), Inputs: ts(s.x(3, 5))},
+			{Op: op("Rowwise8BitQuantizedToFloat(Q, SB) -> Y"), Inputs: ts(codes, sb())},
+			{Op: op("SparseLengthsSumFused8BitRowwise(Q, I, L) -> Y"), Inputs: ts(q8(), idx(), lens())},
+			{Op: op("SparseLengthsWeightedSumFused8BitRowwise(Q, W, I, L) -> Y"), Inputs: ts(q8(), w6(), idx(), lens())},
+			{Op: op("SparseLengthsMeanFused8BitRowwise(Q, I, L) -> Y"), Inputs: ts(q8(), idx(), lens())},
+			{Op: op("SparseLengthsSumFused4BitRowwise(Q, I, L) -> Y"), Inputs: ts(q4(), idx(), lens())},
+			{Op: op("SparseLengthsWeightedSumFused4BitRowwise(Q, W, I, L) -> Y"), Inputs: ts(q4(), w6(), idx(), lens())},
+			{Op: op("SparseLengthsMeanFused4BitRowwise(Q, I, L) -> Y"), Inputs: ts(q4(), idx(), lens())},
+			{Op: op("SparseLengthsSum8BitsRowwise(Q, I, L, SB) -> Y"), Inputs: ts(codes, idx(), lens(), sb())},
+			{Op: op("SparseLengthsWeightedSum8BitsRowwise(Q, W, I, L, SB) -> Y"), Inputs: ts(codes, w6(), idx(), lens(), sb())},
+			{Op: op("SparseLengthsMean8BitsRowwise(Q, I, L, SB) -> Y"), Inputs: ts(codes, idx(), lens(), sb())},
+			{Op: op("RowWiseSparseAdagrad(p, h, I, g, lr) -> p, h"), Inputs: ts(s.x(4, 2), s.pos(4), i64(2, 0), s.x(2, 2), f32(-0.1))},
+		}
+		return cases
+	})
+}
+
+// quantized returns a FLOAT [rows, cols] table from s quantized by typ.
+func quantized(s *sampler, typ string, rows, cols int) *blob.Tensor {
+	out, err := optest.RunOp(cgParse(typ+"(X) -> Q"), s.x(rows, cols))
+	if err != nil {
+		panic(err)
+	}
+	return out[0]
+}
