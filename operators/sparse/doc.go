@@ -8,7 +8,15 @@
 //     SparseMomentumSGDUpdate) apply to the embedding table's rows;
 //   - segment reductions over lengths or segment ids: LengthsSum,
 //     LengthsMean, LengthsMax, LengthsWeightedSum, SortedSegmentSum,
-//     SortedSegmentMean, UnsortedSegmentSum, with their gradients;
+//     SortedSegmentMean, UnsortedSegmentSum, UnsortedSegmentMean, with their
+//     gradients;
+//   - LENGTHS utilities: LengthsToRanges, LengthsToSegmentIds,
+//     LengthsRangeFill, LengthsTile (with its gradient), LengthsGather,
+//     LengthsPad, LengthsSplit;
+//   - index utilities: BatchGather (its gradient is BatchGatherGradient, in
+//     operators/tensor), ScatterAssign, Unique, FindDuplicateElements,
+//     IsMemberOf, Find, IndexHash, Bucketize, BatchBucketize, and the
+//     one-hot encodings SegmentOneHot, BatchOneHot, BatchBucketOneHot;
 //   - rowwise quantization of embedding tables and the lookups that read
 //     them: FloatToFused8BitRowwiseQuantized, Fused8BitRowwiseQuantizedToFloat,
 //     FloatToFused4BitRowwiseQuantized, Fused4BitRowwiseQuantizedToFloat,
