@@ -81,6 +81,19 @@ func init() {
 			{Op: op("SegmentOneHot(L, I, N) -> Y"), Inputs: ts(i32(2, 0, 1), i64(0, 2, 1), i64(3))},
 			{Op: op("BatchOneHot(X, L, V) -> Y"), Inputs: ts(blob.MustFromSlice([]int64{2, 3, 4, 1, 2, 5}, 3, 2), i32(2, 3), i64(2, 4, 1, 3, 5))},
 			{Op: op("BatchBucketOneHot(X, L, B) -> Y"), Inputs: ts(s.x(3, 2), i32(2, 3), f32(-0.5, 0.5, -0.2, 0, 0.3))},
+			{Op: op("SparseToDenseMask(I, V, D, L) -> Y, P", netdef.ArgInts("mask", 8, 5, 4), ai("return_presence_mask", 1)),
+				Inputs: ts(i64(5, 3, 8, 4), s.x(4, 2), s.x(2), i32(3, 1)), Grad: []int{1}, GradOutputs: []int{0}},
+			{Name: "no lengths", Op: op("SparseToDenseMask(I, V, D) -> Y", netdef.ArgInts("mask", 2, 0)), Inputs: ts(i32(0, 7, 2), s.x(3), blob.MustFromSlice([]float32{0.5}, []int{}...)), Grad: []int{1}},
+			{Op: op("BatchSparseToDense(L, I, V) -> Y", ai("dense_last_dim", 4)), Inputs: ts(i64(2, 1), i64(0, 3, 1), s.x(3)), Grad: []int{2}},
+			{Name: "shape input", Op: op("BatchSparseToDense(L, I, V, S) -> Y"), Inputs: ts(i32(2, 1), i32(0, 3, 1), s.x(3), s.x(2, 5)), Grad: []int{2}},
+			{Op: op("BatchDenseToSparse(L, I, D) -> V"), Inputs: ts(i64(2, 1), i64(0, 2, 1), s.x(2, 3)), Grad: []int{2}},
+			{Op: op("GatherRanges(D, R) -> Y, L"), Inputs: ts(s.x(6), blob.MustFromSlice([]int32{0, 1, 1, 2, 3, 2, 0, 0}, 2, 2, 2))},
+			{Op: op("GatherRangesToDense(D, R) -> A, B", netdef.ArgInts("lengths", 2, 1), netdef.ArgFloat("max_mismatched_ratio", 1)),
+				Inputs: ts(s.x(6), blob.MustFromSlice([]int64{0, 2, 2, 2, 4, 0, 5, 1}, 2, 2, 2))},
+			{Name: "key", Op: op("GatherRangesToDense(D, R, K) -> A", netdef.ArgInts("lengths", 3)),
+				Inputs: ts(s.x(6), blob.MustFromSlice([]int32{0, 3, 3, 3}, 2, 1, 2), i64(5, 4, 3, 2, 1, 0))},
+			{Op: op("MergeIdLists(L0, V0, L1, V1) -> L, V"), Inputs: ts(i32(2, 1), i64(5, 1, 7), i32(1, 2), i64(1, 7, 3))},
+			{Op: op("LengthsTopK(X, L) -> V, I", ai("k", 2)), Inputs: ts(s.x(6), i32(4, 1, 1)), Grad: g0, GradOutputs: []int{0}},
 		}
 		return cases
 	})

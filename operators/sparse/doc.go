@@ -22,7 +22,11 @@
 //     FloatToFused4BitRowwiseQuantized, Fused4BitRowwiseQuantizedToFloat,
 //     FloatToRowwiseQuantized8Bits, Rowwise8BitQuantizedToFloat, and
 //     SparseLengths{Sum,WeightedSum,Mean}{Fused8BitRowwise,Fused4BitRowwise,8BitsRowwise};
-//   - SparseToDense, which turns a gradient slice back into a dense tensor.
+//   - sparse-to-dense conversions: SparseToDense (which also turns a
+//     gradient slice back into a dense tensor), SparseToDenseMask,
+//     BatchSparseToDense and BatchDenseToSparse, with their gradients;
+//   - id lists and ranges: GatherRanges, GatherRangesToDense, MergeIdLists,
+//     and LengthsTopK with its gradient.
 //
 // The arithmetic is Caffe2's CPU arithmetic in float32: a quantized row
 // stores its scale and bias as Caffe2 lays them out (two float32 after the

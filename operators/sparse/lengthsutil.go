@@ -230,45 +230,54 @@ func gatherRows(b *operators.Base, data *blob.Tensor, block int, idx []int, dims
 }
 
 // copyRows copies row idx[k] of src into row k of dst, any element type.
-func copyRows(dst, src *blob.Tensor, block int, idx []int) { moveRows(dst, src, block, idx, false) }
+func copyRows(dst, src *blob.Tensor, block int, idx []int) { moveRows(dst, src, block, nil, idx) }
 
 // scatterRows copies row k of src into row idx[k] of dst.
-func scatterRows(dst, src *blob.Tensor, block int, idx []int) { moveRows(dst, src, block, idx, true) }
+func scatterRows(dst, src *blob.Tensor, block int, idx []int) { moveRows(dst, src, block, idx, nil) }
 
-func moveRows(dst, src *blob.Tensor, block int, idx []int, scatter bool) {
+// moveRows copies row from[k] of src into row to[k] of dst, for every k
+// (a nil list stands for 0, 1, …; they are not both nil).
+func moveRows(dst, src *blob.Tensor, block int, to, from []int) {
 	switch dst.DataType() {
 	case blob.Float32:
-		moveRowsOf(blob.Data[float32](dst), blob.Data[float32](src), block, idx, scatter)
+		moveRowsOf(blob.Data[float32](dst), blob.Data[float32](src), block, to, from)
 	case blob.Float64:
-		moveRowsOf(blob.Data[float64](dst), blob.Data[float64](src), block, idx, scatter)
+		moveRowsOf(blob.Data[float64](dst), blob.Data[float64](src), block, to, from)
 	case blob.Int32:
-		moveRowsOf(blob.Data[int32](dst), blob.Data[int32](src), block, idx, scatter)
+		moveRowsOf(blob.Data[int32](dst), blob.Data[int32](src), block, to, from)
 	case blob.Int64:
-		moveRowsOf(blob.Data[int64](dst), blob.Data[int64](src), block, idx, scatter)
+		moveRowsOf(blob.Data[int64](dst), blob.Data[int64](src), block, to, from)
 	case blob.Float16:
-		moveRowsOf(blob.Data[blob.Half](dst), blob.Data[blob.Half](src), block, idx, scatter)
+		moveRowsOf(blob.Data[blob.Half](dst), blob.Data[blob.Half](src), block, to, from)
 	case blob.Int8:
-		moveRowsOf(blob.Data[int8](dst), blob.Data[int8](src), block, idx, scatter)
+		moveRowsOf(blob.Data[int8](dst), blob.Data[int8](src), block, to, from)
 	case blob.Int16:
-		moveRowsOf(blob.Data[int16](dst), blob.Data[int16](src), block, idx, scatter)
+		moveRowsOf(blob.Data[int16](dst), blob.Data[int16](src), block, to, from)
 	case blob.Uint8:
-		moveRowsOf(blob.Data[uint8](dst), blob.Data[uint8](src), block, idx, scatter)
+		moveRowsOf(blob.Data[uint8](dst), blob.Data[uint8](src), block, to, from)
 	case blob.Uint16:
-		moveRowsOf(blob.Data[uint16](dst), blob.Data[uint16](src), block, idx, scatter)
+		moveRowsOf(blob.Data[uint16](dst), blob.Data[uint16](src), block, to, from)
 	case blob.Bool:
-		moveRowsOf(blob.Data[bool](dst), blob.Data[bool](src), block, idx, scatter)
+		moveRowsOf(blob.Data[bool](dst), blob.Data[bool](src), block, to, from)
 	case blob.String:
-		moveRowsOf(blob.Data[string](dst), blob.Data[string](src), block, idx, scatter)
+		moveRowsOf(blob.Data[string](dst), blob.Data[string](src), block, to, from)
 	}
 }
 
-func moveRowsOf[T blob.Element](dst, src []T, block int, idx []int, scatter bool) {
-	for k, r := range idx {
-		if scatter {
-			copy(dst[r*block:(r+1)*block], src[k*block:(k+1)*block])
-		} else {
-			copy(dst[k*block:(k+1)*block], src[r*block:(r+1)*block])
+func moveRowsOf[T blob.Element](dst, src []T, block int, to, from []int) {
+	n := len(to)
+	if to == nil {
+		n = len(from)
+	}
+	for k := range n {
+		d, s := k, k
+		if to != nil {
+			d = to[k]
 		}
+		if from != nil {
+			s = from[k]
+		}
+		copy(dst[d*block:(d+1)*block], src[s*block:(s+1)*block])
 	}
 }
 

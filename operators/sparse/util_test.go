@@ -126,3 +126,70 @@ func TestSegmentGradients(t *testing.T) {
 		t.Error("SortedSegmentSum with a gap in the ids: no error")
 	}
 }
+
+func scalar(v float32) *blob.Tensor { return blob.MustFromSlice([]float32{v}, []int{}...) }
+
+func TestMasksRangesTopK(t *testing.T) {
+	op := netdef.NewOperator
+	ai, ais := netdef.ArgInt, netdef.ArgInts
+	for _, c := range []struct {
+		op   *netdef.OperatorDef
+		in   []*blob.Tensor
+		want []string
+	}{
+		// Rows [5 3 8], [8]; mask [8 5 4]; id 3 is dropped.
+		{op("SparseToDenseMask", []string{"I", "V", "D", "L"}, []string{"Y", "P"}, ais("mask", 8, 5, 4), ai("return_presence_mask", 1)),
+			[]*blob.Tensor{i64(5, 3, 8, 8), f32(1, 2, 3, 4), scalar(-1), i32(3, 1)},
+			[]string{"[2 3] [3 1 -1 4 -1 -1]", "[2 3] [true true false true false false]"}},
+		{op("SparseToDenseMask", []string{"I", "V", "D"}, []string{"Y"}, ais("mask", 2, 0)),
+			[]*blob.Tensor{i32(0, 7), optest.F32([]float64{1, 2, 3, 4}, 2, 2), f32(9, 9)}, []string{"[2 2] [9 9 1 2]"}},
+		// Of the repeated id 8 in row 0 only the last value gets the gradient.
+		{op("SparseToDenseMaskGradient", []string{"I", "G", "L"}, []string{"dV"}, ais("mask", 8, 5, 4)),
+			[]*blob.Tensor{i64(8, 3, 8, 5), optest.F32([]float64{1, 2, 3, 4, 5, 6}, 2, 3), i32(3, 1)}, []string{"[4] [0 0 1 5]"}},
+		// Caffe2's BatchSparseToDense doc example.
+		{op("BatchSparseToDense", []string{"L", "I", "V"}, []string{"Y"}, ai("dense_last_dim", 6)),
+			[]*blob.Tensor{i64(2, 3, 1), i64(0, 1, 2, 3, 4, 5), f32(6, 7, 8, 9, 10, 11)},
+			[]string{"[3 6] [6 7 0 0 0 0 0 0 8 9 10 0 0 0 0 0 0 11]"}},
+		{op("BatchDenseToSparse", []string{"L", "I", "D"}, []string{"V"}),
+			[]*blob.Tensor{i64(2, 1), i64(0, 2, 1), optest.F32([]float64{1, 2, 3, 4, 5, 6}, 2, 3)}, []string{"[3] [1 3 5]"}},
+		// Caffe2's GatherRanges doc example.
+		{op("GatherRanges", []string{"D", "R"}, []string{"Y", "L"}),
+			[]*blob.Tensor{f32(1, 2, 3, 4, 5, 6), blob.MustFromSlice([]int32{0, 1, 1, 2, 3, 2, 0, 0}, 2, 2, 2)},
+			[]string{"[5] [1 2 3 4 5]", "[2] [3 2]"}},
+		// Feature 0 of example 1 is empty and feature 1 of example 0 has the
+		// wrong length: zeros; KEY sorts feature 0 of example 0.
+		{op("GatherRangesToDense", []string{"D", "R", "K"}, []string{"A", "B"}, ais("lengths", 2, 1), netdef.ArgFloat("max_mismatched_ratio", 1)),
+			[]*blob.Tensor{f32(1, 2, 3, 4, 5, 6), blob.MustFromSlice([]int32{0, 2, 2, 2, 4, 0, 5, 1}, 2, 2, 2), i64(9, 3, 0, 0, 0, 0)},
+			[]string{"[2 2] [2 1 0 0]", "[2 1] [0 6]"}},
+		{op("MergeIdLists", []string{"L0", "V0", "L1", "V1"}, []string{"L", "V"}),
+			[]*blob.Tensor{i32(2, 1), i64(5, 1, 7), i32(1, 2), i64(1, 7, 3)}, []string{"[2] [2 2]", "[4] [1 5 3 7]"}},
+		// Largest first; of equal values the later position comes first
+		// (Caffe2's min-heap of (value, position) pairs).
+		{op("LengthsTopK", []string{"X", "L"}, []string{"V", "I"}, ai("k", 2)),
+			[]*blob.Tensor{f32(1, 5, 5, 3, 4), i32(4, 1, 0)},
+			[]string{"[3 2] [5 5 4 0 0 0]", "[3 2] [2 1 0 -1 -1 -1]"}},
+		{op("LengthsTopKGradient", []string{"L", "I", "G"}, []string{"dX"}),
+			[]*blob.Tensor{i32(4, 1, 0), blob.MustFromSlice([]int32{2, 1, 0, -1, -1, -1}, 3, 2), optest.F32([]float64{1, 2, 3, 4, 5, 6}, 3, 2)},
+			[]string{"[5] [0 2 1 0 3]"}},
+	} {
+		out := optest.MustRunOp(t, c.op, c.in...)
+		for i, w := range c.want {
+			if got := show(out[i]); got != w {
+				t.Errorf("%s output %d = %s, want %s", c.op.GetType(), i, got, w)
+			}
+		}
+	}
+	for _, c := range []struct {
+		op  *netdef.OperatorDef
+		in  []*blob.Tensor
+		wrt int
+	}{
+		{op("SparseToDenseMask", []string{"I", "V", "D", "L"}, []string{"Y"}, ais("mask", 8, 5, 4)), []*blob.Tensor{i64(5, 3, 8, 4), f32(1, 2, 3, 4), scalar(-1), i32(3, 1)}, 1},
+		{op("BatchSparseToDense", []string{"L", "I", "V"}, []string{"Y"}, ai("dense_last_dim", 4)), []*blob.Tensor{i64(2, 1), i64(0, 3, 1), f32(1, 2, 3)}, 2},
+		{op("LengthsTopK", []string{"X", "L"}, []string{"V", "I"}, ai("k", 2)), []*blob.Tensor{f32(1, 5, 4, 3, 2, 7), i32(4, 1, 1)}, 0},
+	} {
+		if _, err := optest.CheckGradient(c.op, c.in, c.wrt, optest.GradientCheck{}); err != nil {
+			t.Errorf("%s: %v", c.op.GetType(), err)
+		}
+	}
+}
