@@ -55,9 +55,10 @@ func main() {
 	steps := flag.Int("steps", 600, "training steps")
 	batch := flag.Int("batch", 64, "batch size")
 	lr := flag.Float64("lr", 0.05, "Adagrad learning rate")
+	rowWise := flag.Bool("rowwise", false, "update the tables with RowWiseSparseAdagrad (one moment per row) instead of SparseAdagrad")
 	flag.Parse()
 	ctx := interrupt.Context()
-	_, err := run(ctx, os.Stdout, *steps, *batch, float32(*lr))
+	_, err := run(ctx, os.Stdout, *steps, *batch, float32(*lr), *rowWise)
 	interrupt.Exit(ctx, "dlrm", err)
 }
 
@@ -203,7 +204,9 @@ func addDLRM(m *brew.Model, loss, quantized bool) {
 
 // run trains for steps batches, then evaluates the float and the
 // quantized predict nets on held-out samples, writing progress to out.
-func run(ctx context.Context, out io.Writer, steps, batch int, lr float32) (res result, err error) {
+// With rowWise the tables train with RowWiseSparseAdagrad (the MLPs keep
+// dense Adagrad).
+func run(ctx context.Context, out io.Writer, steps, batch int, lr float32, rowWise bool) (res result, err error) {
 	ws := workspace.New("")
 	defer ws.Close()
 
@@ -212,7 +215,20 @@ func run(ctx context.Context, out io.Writer, steps, batch int, lr float32) (res 
 	if _, err := train.AddGradientOperators("loss"); err != nil {
 		return res, err
 	}
-	if _, err := brew.BuildAdagrad(train, brew.AdagradOptions{BaseLR: lr}); err != nil {
+	opts := brew.AdagradOptions{BaseLR: lr}
+	if rowWise {
+		// The tables get their own optimizer (Caffe2's per-parameter
+		// optimizers); the learning rate is the same.
+		rows, err := brew.NewAdagrad(brew.AdagradOptions{BaseLR: lr, RowWise: true})
+		if err != nil {
+			return res, err
+		}
+		opts.ParamOptimizers = map[string]*brew.Optimizer{}
+		for t := range tableRows {
+			opts.ParamOptimizers[tableName(t, false)] = rows
+		}
+	}
+	if _, err := brew.BuildAdagrad(train, opts); err != nil {
 		return res, err
 	}
 	predict, err := brew.NewModelWith("dlrm_predict", brew.ModelOptions{ParamModel: train, NoInitParams: true})
