@@ -214,6 +214,11 @@ type AdagradOptions struct {
 	LarsOffset float32
 	// Engine is the engine of the update operators ("" = the default).
 	Engine string
+	// RowWise keeps one squared-gradient average per row,
+	// "<param>_avg_squared_sum", and updates with RowWiseSparseAdagrad
+	// (Caffe2's rowWise=True). It needs gradient slices and parameters
+	// created with a shape (CreateParam).
+	RowWise bool
 	// BuildOptions are used by BuildAdagrad; NewAdagrad ignores them.
 	BuildOptions
 }
@@ -260,6 +265,9 @@ func (r *adagradRule) update(o *Optimizer, s *optSite, param string, grad operat
 	if r.o.Lars && !grad.IsSparse() {
 		local = o.lars(s, param, grad.Dense, r.o.LarsOffset)
 	}
+	if r.o.RowWise {
+		return r.rowWise(o, s, param, grad)
+	}
 	lr, _ := o.buildLR(s, r.o.BaseLR, r.sched, local)
 	ss := s.zerosLike(param, s.name(param+"_squared_sum"))
 	o.aux.Local = append(o.aux.Local, ss)
@@ -271,6 +279,26 @@ func (r *adagradRule) update(o *Optimizer, s *optSite, param string, grad operat
 		op = s.op(s.m.Net, "Adagrad", []string{param, ss, grad.Dense, lr}, []string{param, ss},
 			netdef.ArgFloat("epsilon", r.o.Epsilon), netdef.ArgFloat("decay", r.o.Decay))
 	}
+	setEngine(op, r.o.Engine)
+	return nil
+}
+
+// rowWise adds Caffe2's row-wise Adagrad of a gradient slice: a moment of
+// one element per row of param, and RowWiseSparseAdagrad.
+func (r *adagradRule) rowWise(o *Optimizer, s *optSite, param string, grad operators.Gradient) error {
+	if !grad.IsSparse() {
+		return fmt.Errorf("row-wise Adagrad needs a gradient slice; %q has a dense gradient", param)
+	}
+	info := s.m.ParamInfo(param)
+	if info == nil || len(info.Shape) == 0 {
+		return fmt.Errorf("row-wise Adagrad needs the shape of %q (create it with CreateParam)", param)
+	}
+	lr, _ := o.buildLR(s, r.o.BaseLR, r.sched, "")
+	ss := s.name(param + "_avg_squared_sum")
+	s.op(s.m.InitNet, "ConstantFill", nil, []string{ss}, netdef.ArgInts("shape", info.Shape[0]), netdef.ArgFloat("value", 0))
+	o.aux.Local = append(o.aux.Local, ss)
+	op := s.op(s.m.Net, "RowWiseSparseAdagrad", []string{param, ss, grad.Indices, grad.Values, lr}, []string{param, ss},
+		netdef.ArgFloat("epsilon", r.o.Epsilon))
 	setEngine(op, r.o.Engine)
 	return nil
 }

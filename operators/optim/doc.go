@@ -11,7 +11,8 @@
 //     and RmsProp, and Lars, the layer-wise learning-rate scale;
 //   - sparse parameter updates, which apply a gradient slice (indices,
 //     values) to the indexed rows: ScatterWeightedSum,
-//     SparseMomentumSGDUpdate, SparseAdagrad and SparseAdam.
+//     SparseMomentumSGDUpdate, SparseAdagrad, RowWiseSparseAdagrad (one
+//     Adagrad moment per row) and SparseAdam.
 //
 // The counters and LearningRate have no gradient; the updates must never be
 // differentiated (reaching one in a backward pass is an error).

@@ -62,6 +62,22 @@ func init() {
 			"Adam on the rows indices[i]. iter is an int64 CPU tensor.",
 	}, newSparseAdam)
 	operators.MustRegisterGradientForbidden("SparseAdam")
+
+	// The sparse updates write their state in place: each output has the
+	// shape of the input it overwrites.
+	inPlace := func(ins ...int) operators.ShapeFunc {
+		return func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+			out := make([]operators.TensorShape, len(ins))
+			for k, i := range ins {
+				out[k] = in[i]
+			}
+			return out, nil
+		}
+	}
+	operators.MustRegisterShapeFunc("ScatterWeightedSum", inPlace(0))
+	operators.MustRegisterShapeFunc("SparseMomentumSGDUpdate", inPlace(0, 1, 3))
+	operators.MustRegisterShapeFunc("SparseAdagrad", inPlace(0, 1))
+	operators.MustRegisterShapeFunc("SparseAdam", inPlace(0, 1, 2))
 }
 
 // rowIndices checks that input i holds int32 or int64 indices and returns
