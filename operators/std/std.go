@@ -10,6 +10,7 @@ import (
 	_ "github.com/caffe2go/caffe2go/operators/convpool"
 	_ "github.com/caffe2go/caffe2go/operators/fill"
 	_ "github.com/caffe2go/caffe2go/operators/image"
+	_ "github.com/caffe2go/caffe2go/operators/logic"
 	_ "github.com/caffe2go/caffe2go/operators/loss"
 	_ "github.com/caffe2go/caffe2go/operators/math"
 	_ "github.com/caffe2go/caffe2go/operators/nn"
