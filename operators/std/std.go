@@ -17,5 +17,6 @@ import (
 	_ "github.com/caffe2go/caffe2go/operators/norm"
 	_ "github.com/caffe2go/caffe2go/operators/optim"
 	_ "github.com/caffe2go/caffe2go/operators/reduce"
+	_ "github.com/caffe2go/caffe2go/operators/sequence"
 	_ "github.com/caffe2go/caffe2go/operators/tensor"
 )
