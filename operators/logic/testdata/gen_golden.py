@@ -1,6 +1,6 @@
 """Generates the NumPy golden files of package logic's tests.
 
-Run from this folder with `python3 gen_golden.py` (NumPy only). It is
+Run with `go generate` in the package, or `python3 gen_golden.py` (NumPy only). It is
 committed for reference and not run by CI; the .npy files it writes under
 golden/ are. Names: golden/<case>.<tensor>.npy, with inputs A, B (C, X, Y
 for Where) and the expected output Z.
@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-OUT = "golden"
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 rng = np.random.default_rng(14)
 
 

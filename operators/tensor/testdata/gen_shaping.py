@@ -2,7 +2,7 @@
 (Slice, Expand, NumpyTile, Range, Summarize; DiagonalFill's live in
 operators/fill).
 
-Run from this folder with `python3 gen_shaping.py` (NumPy only). It is
+Run with `go generate` in the package, or `python3 gen_shaping.py` (NumPy only). It is
 committed for reference and not run by CI; the .npy files it writes under
 shaping/ are. Names: shaping/<case>.<tensor>.npy.
 """
@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-OUT = "shaping"
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shaping")
 rng = np.random.default_rng(14)
 
 
