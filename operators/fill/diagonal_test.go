@@ -51,3 +51,7 @@ func TestDiagonalFill(t *testing.T) {
 		}
 	}
 }
+
+func TestDiagonalFillSteadyState(t *testing.T) {
+	optest.AssertNoAllocs(t, op("DiagonalFill", nil, netdef.ArgInts("shape", 3, 3), netdef.ArgFloat("value", 1)))
+}

@@ -399,8 +399,9 @@ func (o *removeBlocksOp) Run() error {
 	if y.Size() == 0 {
 		return nil
 	}
+	o.idx = append(o.idx, outer)
 	out, start := 0, 0
-	for _, r := range append(o.idx, outer) {
+	for _, r := range o.idx {
 		n := (r - start) * block
 		copyElems(y, out, x, start*block, n)
 		out += n

@@ -343,6 +343,8 @@ func (o *paddingOp) gather(x *blob.Tensor, lengths []int, block int) error {
 type padEmptyOp struct {
 	*operators.Base
 	lengths []int
+	fields  []*blob.Tensor
+	dims    []int
 }
 
 func (o *padEmptyOp) Run() error {
@@ -357,9 +359,8 @@ func (o *padEmptyOp) Run() error {
 			empty++
 		}
 	}
-	type field struct{ in, out *blob.Tensor }
-	fields := make([]field, o.NumInputs()-1)
-	for k := range fields {
+	o.fields = o.fields[:0]
+	for k := range o.NumInputs() - 1 {
 		f, err := o.Input(k + 1)
 		if err != nil {
 			return err
@@ -367,7 +368,7 @@ func (o *padEmptyOp) Run() error {
 		if f.NumDims() < 1 || f.Dim(0) != sum {
 			return o.Errorf("field %d (%q) has shape %v; its first dimension must be the sum of the lengths (%q), %d", k, o.InputName(k+1), f.Dims(), o.InputName(0), sum)
 		}
-		fields[k].in = f
+		o.fields = append(o.fields, f)
 	}
 	outLengths := o.Output(0)
 	if err := outLengths.Init(blob.Int32, len(lengths)); err != nil {
@@ -376,13 +377,14 @@ func (o *padEmptyOp) Run() error {
 	for i, l := range lengths {
 		blob.Data[int32](outLengths)[i] = int32(max(l, 1))
 	}
-	for k := range fields {
-		f := fields[k].in
+	for k, f := range o.fields {
 		y := o.Output(k + 1)
 		if y == f {
 			return o.Errorf("output %d (%q) is input %d: PadEmptySamples cannot work in place", k+1, o.OutputName(k+1), k+1)
 		}
-		if err := y.Init(f.DataType(), withFirst(f.Dims(), sum+empty)...); err != nil {
+		o.dims = append(o.dims[:0], f.Dims()...)
+		o.dims[0] = sum + empty
+		if err := y.Init(f.DataType(), o.dims...); err != nil {
 			return o.Errorf("output %d (%q): %w", k+1, o.OutputName(k+1), err)
 		}
 		if y.Size() == 0 {

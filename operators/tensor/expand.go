@@ -248,8 +248,8 @@ func addStrided[T blob.Number](d []T, off, step int, s []T) {
 // numpyTileOp is NumpyTile.
 type numpyTileOp struct {
 	*operators.Base
-	dims []int
-	buf  [2]*blob.Tensor
+	dims, cur []int
+	buf       [2]*blob.Tensor
 }
 
 func (o *numpyTileOp) Run() error {
@@ -288,7 +288,8 @@ func (o *numpyTileOp) Run() error {
 	// every intermediate is at most as large as Y.
 	e := elemsOf(x.DataType())
 	src := x
-	cur := append([]int{}, x.Dims()...)
+	o.cur = append(o.cur[:0], x.Dims()...)
+	cur := o.cur
 	for i, r := range reps {
 		if r == 1 {
 			continue

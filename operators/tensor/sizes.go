@@ -93,9 +93,14 @@ func (o *lengthsToShapeOp) Run() error {
 type rangeOp struct{ *operators.Base }
 
 func (o *rangeOp) Run() error {
-	in, err := o.Inputs()
-	if err != nil {
-		return err
+	var buf [3]*blob.Tensor
+	in := buf[:o.NumInputs()]
+	for i := range in {
+		t, err := o.Input(i)
+		if err != nil {
+			return err
+		}
+		in[i] = t
 	}
 	dt := in[0].DataType()
 	for i, t := range in {

@@ -85,6 +85,7 @@ type sliceOp struct {
 	grad               bool
 	fromArgs           bool // starts and ends are arguments, not inputs
 	argStarts, argEnds []int
+	inStarts, inEnds   []int // scratch for starts and ends given as inputs
 	starts, ends, dims []int
 	idx                []int
 }
@@ -115,7 +116,7 @@ func (o *sliceOp) bounds(data *blob.Tensor) error {
 	starts, ends := o.argStarts, o.argEnds
 	if !o.fromArgs {
 		var ok bool
-		for k, p := range []*[]int{&starts, &ends} {
+		for k, p := range [2]*[]int{&o.inStarts, &o.inEnds} {
 			t, err := o.Input(1 + k)
 			if err != nil {
 				return err
@@ -123,10 +124,11 @@ func (o *sliceOp) bounds(data *blob.Tensor) error {
 			if t.NumDims() != 1 {
 				return o.Errorf("input %d (%q) must be a vector, has shape %v", 1+k, o.InputName(1+k), t.Dims())
 			}
-			if *p, ok = readIndices(nil, t); !ok {
+			if *p, ok = readIndices((*p)[:0], t); !ok {
 				return o.Errorf("input %d (%q) has type %v, want INT32 or INT64", 1+k, o.InputName(1+k), t.DataType())
 			}
 		}
+		starts, ends = o.inStarts, o.inEnds
 		if len(starts) != len(ends) {
 			return o.Errorf("starts (%q) has %d elements, ends (%q) %d", o.InputName(1), len(starts), o.InputName(2), len(ends))
 		}
