@@ -115,10 +115,12 @@ func isNumeric(dt blob.DataType) bool {
 	return false
 }
 
-// lengthsInput reads input i, a vector of INT32 (or, with wide, also
-// INT64) non-negative lengths, into buf; it returns the lengths and their
-// sum.
-func lengthsInput(b *operators.Base, i int, wide bool, buf []int) ([]int, int, error) {
+// lengthsInput reads input i, a vector of INT32 or INT64 non-negative
+// lengths, into buf; it returns the lengths and their sum. (Caffe2's
+// kernels read INT32 lengths, except PackSegments, UnpackSegments,
+// ReversePackedSegs and BooleanMaskLengths, which take both; older
+// versions fed INT64 to the padding operators too.)
+func lengthsInput(b *operators.Base, i int, buf []int) ([]int, int, error) {
 	t, err := b.Input(i)
 	if err != nil {
 		return nil, 0, err
@@ -133,18 +135,11 @@ func lengthsInput(b *operators.Base, i int, wide bool, buf []int) ([]int, int, e
 			buf = append(buf, int(v))
 		}
 	case blob.Int64:
-		if !wide {
-			return nil, 0, b.Errorf("input %d (%q) holds lengths and must be INT32, is INT64", i, b.InputName(i))
-		}
 		for _, v := range blob.Data[int64](t) {
 			buf = append(buf, int(v))
 		}
 	default:
-		want := "INT32"
-		if wide {
-			want = "INT32 or INT64"
-		}
-		return nil, 0, b.Errorf("input %d (%q) holds lengths and must be %s, is %v", i, b.InputName(i), want, t.DataType())
+		return nil, 0, b.Errorf("input %d (%q) holds lengths and must be INT32 or INT64, is %v", i, b.InputName(i), t.DataType())
 	}
 	sum := 0
 	for k, v := range buf {

@@ -241,7 +241,7 @@ type booleanMaskLengthsOp struct {
 }
 
 func (o *booleanMaskLengthsOp) Run() error {
-	lengths, sum, err := lengthsInput(o.Base, 0, true, o.lengths)
+	lengths, sum, err := lengthsInput(o.Base, 0, o.lengths)
 	if err != nil {
 		return err
 	}
@@ -367,12 +367,15 @@ func (o *removeBlocksOp) Run() error {
 		return o.Errorf("indices (%q) should be 1-D, has shape %v", o.InputName(1), ind.Dims())
 	}
 	o.idx = o.idx[:0]
-	switch ind.DataType() {
-	case blob.Int32:
+	switch {
+	case ind.Size() == 0:
+		// As in Caffe2, no indices remove nothing whatever their type
+		// (NumPy makes an empty list FLOAT64).
+	case ind.DataType() == blob.Int32:
 		for _, v := range blob.Data[int32](ind) {
 			o.idx = append(o.idx, int(v))
 		}
-	case blob.Int64:
+	case ind.DataType() == blob.Int64:
 		for _, v := range blob.Data[int64](ind) {
 			o.idx = append(o.idx, int(v))
 		}

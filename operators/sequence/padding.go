@@ -17,7 +17,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type: "AddPadding", MinInputs: 1, MaxInputs: 4, MinOutputs: 1, MaxOutputs: 2, Args: paddingArgs,
 		Doc: "AddPadding(data_in, [lengths], [start_padding], [end_padding]) -> (data_out, [lengths_out]): adds padding rows " +
-			"around each range of data_in's first dimension (INT32 lengths summing to it; no lengths: one range). The padding is " +
+			"around each range of data_in's first dimension (INT32 or INT64 lengths summing to it; no lengths: one range). The padding is " +
 			"start_padding (and end_padding, else start_padding), each of data_in's block shape, or zeros.",
 	}, newPadding(padAdd))
 	operators.MustRegisterCPU(operators.Schema{
@@ -66,7 +66,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type: "PadEmptySamples", MinInputs: 1, MaxInputs: operators.Unbounded, MinOutputs: 1, MaxOutputs: operators.Unbounded,
 		Doc: "PadEmptySamples(lengths, field_1, …) -> (out_lengths, out_field_1, …): every empty sample (length 0) gets length 1 " +
-			"and one zero row inserted in each field, whose first dimension is the sum of the INT32 lengths.",
+			"and one zero row inserted in each field, whose first dimension is the sum of the lengths.",
 	}, func(b *operators.Base) (operators.Operator, error) {
 		if b.NumOutputs() != b.NumInputs() {
 			return nil, b.Errorf("PadEmptySamples needs one output per input: has %d inputs and %d outputs", b.NumInputs(), b.NumOutputs())
@@ -188,7 +188,7 @@ func (o *paddingOp) Run() error {
 	lengths := append(o.lengths[:0], outer)
 	if o.NumInputs() > 1 {
 		var sum int
-		if lengths, sum, err = lengthsInput(o.Base, 1, false, o.lengths); err != nil {
+		if lengths, sum, err = lengthsInput(o.Base, 1, o.lengths); err != nil {
 			return err
 		}
 		if sum != outer {
@@ -348,7 +348,7 @@ type padEmptyOp struct {
 }
 
 func (o *padEmptyOp) Run() error {
-	lengths, sum, err := lengthsInput(o.Base, 0, false, o.lengths)
+	lengths, sum, err := lengthsInput(o.Base, 0, o.lengths)
 	if err != nil {
 		return err
 	}

@@ -161,7 +161,7 @@ func TestMasks(t *testing.T) {
 		}, []*blob.Tensor{f32(sh(5), 1, 2, 3, 4, 5)}},
 		{"remove blocks", opdef("RemoveDataBlocks", "D I", "Y"), []*blob.Tensor{f32(sh(4, 2), 0, 1, 2, 3, 4, 5, 6, 7), i64(2, 0, 2)},
 			[]*blob.Tensor{f32(sh(2, 2), 2, 3, 6, 7)}},
-		{"remove no blocks", opdef("RemoveDataBlocks", "D I", "Y"), []*blob.Tensor{f32(sh(2, 1), 1, 2), blob.MustFromSlice([]int32{}, 0)},
+		{"remove no blocks", opdef("RemoveDataBlocks", "D I", "Y"), []*blob.Tensor{f32(sh(2, 1), 1, 2), blob.MustFromSlice([]float64{}, 0)},
 			[]*blob.Tensor{f32(sh(2, 1), 1, 2)}},
 	})
 }
