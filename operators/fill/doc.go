@@ -1,7 +1,7 @@
 // Package fill holds the fill operators, which create a tensor and fill it
 // with constants, given values, a range or random numbers: ConstantFill,
-// UniformFill, UniformIntFill, GaussianFill, XavierFill, MSRAFill, RangeFill
-// and the GivenTensor*Fill family.
+// UniformFill, UniformIntFill, GaussianFill, XavierFill, MSRAFill, RangeFill,
+// DiagonalFill and the GivenTensor*Fill family.
 //
 // They share Caffe2's FillerOp shape rules. With no input the output shape is
 // the "shape" argument (a 0-d scalar when it is absent). With one input the

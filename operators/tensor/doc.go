@@ -3,8 +3,10 @@
 // StopGradient), shape changes (Reshape, Flatten, FlattenToVec, ResizeLike,
 // ExpandDims, Squeeze, Shape), Concat and Split (also under their legacy
 // names DepthConcat and DepthSplit), Transpose, Cast, Print, Gather (with
-// BatchGatherGradient, its gradient along an inner axis), OneHot, and Tile
-// with TileGradient.
+// BatchGatherGradient, its gradient along an inner axis), OneHot, Tile
+// with TileGradient, and Slice, Size, Expand, NumpyTile, LengthsToShape,
+// Range, Summarize and SplitByLengths (with SliceGradient and
+// ExpandGradient).
 //
 // Importing the package registers the operators, their schemas and their
 // gradient makers; the gradient operator definitions are the ones Caffe2
