@@ -5,6 +5,7 @@ import (
 	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 	"github.com/caffe2go/caffe2go/operators/internal/parallel"
+	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
 )
 
 func init() {
@@ -49,6 +50,8 @@ type int8ConvOp struct {
 	dims []int
 	wq   []int32 // the filter's codes less its zero point
 	cols [][]int32
+	// Scratch of the matrix-product path, in float64.
+	wf, colf, outf []float64
 }
 
 func newInt8Conv(b *operators.Base, relu bool) (operators.Operator, error) {
@@ -148,6 +151,14 @@ func (o *int8ConvOp) Run() error {
 	for _, v := range blob.Data[uint8](w.T) {
 		o.wq = append(o.wq, int32(v)-w.ZeroPoint)
 	}
+	r := &convRanger{
+		op: o, x: blob.Data[uint8](x.T), y: blob.Data[uint8](y.T), bias: blob.Data[int32](bias.T),
+		zx: x.ZeroPoint, rq: rq, h: h, w: wid, c: c, oh: oh, ow: ow, m: m, kh: kh, kw: kw, cg: cg, g: g,
+		sh: win.S[1], sw: win.S[2], dh: win.D[1], dw: win.D[2], ph: win.Pad[1], pw: win.Pad[2],
+	}
+	if m/g >= gemmMinOutputs {
+		return o.runGemm(r, n)
+	}
 	pixels := n * oh * ow
 	parts := parallel.Parts(o.Threads(), pixels, pixels*m*k)
 	if err := blob.CheckElements(blob.Int32, parts*k); err != nil {
@@ -156,13 +167,78 @@ func (o *int8ConvOp) Run() error {
 	for len(o.cols) < parts {
 		o.cols = append(o.cols, nil)
 	}
-	r := &convRanger{
-		op: o, x: blob.Data[uint8](x.T), y: blob.Data[uint8](y.T), bias: blob.Data[int32](bias.T),
-		zx: x.ZeroPoint, rq: rq, h: h, w: wid, c: c, oh: oh, ow: ow, m: m, kh: kh, kw: kw, cg: cg, g: g,
-		sh: win.S[1], sw: win.S[2], dh: win.D[1], dw: win.D[2], ph: win.Pad[1], pw: win.Pad[2],
-	}
 	parallel.Run(r, pixels, parts)
 	return nil
+}
+
+// gemmMinOutputs is the least number of output channels per group for
+// which Int8Conv multiplies matrices (exactly, in float64) instead of
+// taking dot products pixel by pixel.
+const gemmMinOutputs = 4
+
+// runGemm computes the convolution image by image and group by group as
+// a matrix product: the image's windows less the input zero point
+// (im2col, [pixels, kH·kW·C/group]) times the group's filters less theirs,
+// transposed. The codes are integers below 2^8 in magnitude, so the
+// float64 products and sums are exact (below 2^53); the sums wrap to
+// int32 as Caffe2's accumulators do.
+func (o *int8ConvOp) runGemm(r *convRanger, n int) error {
+	k := r.kh * r.kw * r.cg
+	mg := r.m / r.g
+	pixels := r.oh * r.ow
+	if err := blob.CheckElements(blob.Float64, pixels*k+pixels*mg+len(o.wq)); err != nil {
+		return o.Errorf("scratch of %d×%d: %w", pixels, k+mg, err)
+	}
+	o.wf = o.wf[:0]
+	for _, v := range o.wq {
+		o.wf = append(o.wf, float64(v))
+	}
+	if cap(o.colf) < pixels*k {
+		o.colf = make([]float64, pixels*k)
+	}
+	if cap(o.outf) < pixels*mg {
+		o.outf = make([]float64, pixels*mg)
+	}
+	col, out := o.colf[:pixels*k], o.outf[:pixels*mg]
+	for img := range n {
+		for gi := range r.g {
+			r.im2col(col, img, gi)
+			gemm.Gemm(o.Threads(), false, true, pixels, mg, k, 1, col, k, o.wf[gi*mg*k:], k, 0, out, mg)
+			for p := range pixels {
+				dst := r.y[(img*pixels+p)*r.m+gi*mg:][:mg]
+				for j, v := range out[p*mg : (p+1)*mg] {
+					dst[j] = r.rq.apply(r.bias[gi*mg+j] + int32(int64(v)))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// im2col writes the windows of group gi of image img, codes less the zero
+// point (0 outside the image), one row of kH·kW·C/group per output pixel.
+func (r *convRanger) im2col(col []float64, img, gi int) {
+	i := 0
+	for oy := range r.oh {
+		for ox := range r.ow {
+			for ky := range r.kh {
+				iy := oy*r.sh - r.ph + ky*r.dh
+				for kx := range r.kw {
+					ix := ox*r.sw - r.pw + kx*r.dw
+					dst := col[i : i+r.cg]
+					i += r.cg
+					if iy < 0 || iy >= r.h || ix < 0 || ix >= r.w {
+						clear(dst)
+						continue
+					}
+					base := ((img*r.h+iy)*r.w+ix)*r.c + gi*r.cg
+					for j, v := range r.x[base : base+r.cg] {
+						dst[j] = float64(int32(v) - r.zx)
+					}
+				}
+			}
+		}
+	}
 }
 
 // convRanger computes output pixels [lo, hi) of an Int8Conv.

@@ -148,6 +148,8 @@ func TestInt8ConvMatchesReference(t *testing.T) {
 		{1, 9, 9, 5, 7, 1, 1, 0, 1, 1, 0, true},  // 1×1
 		{1, 7, 7, 2, 3, 3, 2, 0, 1, 1, 2, false}, // SAME
 		{3, 4, 5, 16, 8, 2, 1, 1, 1, 4, 0, true},
+		{2, 10, 9, 64, 33, 3, 1, 1, 1, 1, 0, true}, // K = 576: the matrix product's blocking
+		{1, 6, 6, 8, 8, 3, 2, 1, 1, 2, 0, false},   // 4 outputs per group: the matrix product, grouped
 	}
 	for gi, g := range geos {
 		sx, sw := float32(0.02+rng.Float32()*0.05), float32(0.005+rng.Float32()*0.02)
