@@ -52,6 +52,8 @@ type int8ConvOp struct {
 	cols [][]int32
 	// Scratch of the matrix-product path, in float64.
 	wf, colf, outf []float64
+	r              convRanger // the run's geometry
+	sp             [2]int     // the input's spatial sizes
 }
 
 func newInt8Conv(b *operators.Base, relu bool) (operators.Operator, error) {
@@ -74,20 +76,20 @@ func newInt8Conv(b *operators.Base, relu bool) (operators.Operator, error) {
 // requantizerFor returns the requantizer of a GEMM-like operator whose
 // accumulators have scale sx·sw: its float32 multiplier sx·sw/sy must be
 // below 1.
-func requantizerFor(b *operators.Base, sx, sw float32, oq outputQuant, relu bool) (*requantizer, error) {
+func requantizerFor(b *operators.Base, sx, sw float32, oq outputQuant, relu bool) (requantizer, error) {
 	if err := checkQuant(b, "the output's", oq.scale, oq.zero); err != nil {
-		return nil, err
+		return requantizer{}, err
 	}
 	m := float32(sx*sw) / oq.scale
 	if !(m < 1) {
-		return nil, b.Errorf("the requantization scale (input scale %g × weight scale %g) / Y_scale %g = %g must be below 1", sx, sw, oq.scale, m)
+		return requantizer{}, b.Errorf("the requantization scale (input scale %g × weight scale %g) / Y_scale %g = %g must be below 1", sx, sw, oq.scale, m)
 	}
 	q, shift, err := quantizeMultiplierSmallerThanOne(float64(m))
 	if err != nil {
-		return nil, b.Errorf("%v", err)
+		return requantizer{}, b.Errorf("%v", err)
 	}
 	lo, hi := activationLimits(oq.scale, oq.zero, relu)
-	return &requantizer{mult: q, shift: shift, zero: oq.zero, lo: lo, hi: hi}, nil
+	return requantizer{mult: q, shift: shift, zero: oq.zero, lo: lo, hi: hi}, nil
 }
 
 func (o *int8ConvOp) Run() error {
@@ -125,7 +127,8 @@ func (o *int8ConvOp) Run() error {
 	if bias.T.Size() != m {
 		return o.Errorf("the bias %q has %d elements, want M = %d", o.InputName(2), bias.T.Size(), m)
 	}
-	win, err := o.args.Window([]int{h, wid})
+	o.sp = [2]int{h, wid}
+	win, err := o.args.Window(o.sp[:])
 	if err != nil {
 		return o.Errorf("X %v: %v", xd, err)
 	}
@@ -151,11 +154,12 @@ func (o *int8ConvOp) Run() error {
 	for _, v := range blob.Data[uint8](w.T) {
 		o.wq = append(o.wq, int32(v)-w.ZeroPoint)
 	}
-	r := &convRanger{
+	o.r = convRanger{
 		op: o, x: blob.Data[uint8](x.T), y: blob.Data[uint8](y.T), bias: blob.Data[int32](bias.T),
 		zx: x.ZeroPoint, rq: rq, h: h, w: wid, c: c, oh: oh, ow: ow, m: m, kh: kh, kw: kw, cg: cg, g: g,
 		sh: win.S[1], sw: win.S[2], dh: win.D[1], dw: win.D[2], ph: win.Pad[1], pw: win.Pad[2],
 	}
+	r := &o.r
 	if m/g >= gemmMinOutputs {
 		return o.runGemm(r, n)
 	}
@@ -247,7 +251,7 @@ type convRanger struct {
 	x, y                   []uint8
 	bias                   []int32
 	zx                     int32
-	rq                     *requantizer
+	rq                     requantizer
 	h, w, c, oh, ow, m     int
 	kh, kw, cg, g          int
 	sh, sw, dh, dw, ph, pw int

@@ -106,10 +106,11 @@ func (o *int8AddOp) Run() error {
 	if !slices.Equal(a.T.Dims(), b.T.Dims()) {
 		return o.Errorf("inputs %q %v and %q %v must have one shape (no broadcast)", o.InputName(0), a.T.Dims(), o.InputName(1), b.T.Dims())
 	}
-	for i, q := range []*Int8Tensor{a, b} {
-		if err := checkQuant(o.Base, "input "+o.InputName(i)+"'s", q.Scale, q.ZeroPoint); err != nil {
-			return err
-		}
+	if err := checkQuant(o.Base, "input 0's", a.Scale, a.ZeroPoint); err != nil {
+		return err
+	}
+	if err := checkQuant(o.Base, "input 1's", b.Scale, b.ZeroPoint); err != nil {
+		return err
 	}
 	if err := checkQuant(o.Base, "the output's", o.oq.scale, o.oq.zero); err != nil {
 		return err

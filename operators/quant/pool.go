@@ -35,6 +35,7 @@ type int8PoolOp struct {
 	max  bool
 	oq   outputQuant
 	acc  []uint32
+	sp   [2]int // the input's spatial sizes
 }
 
 func newInt8Pool(b *operators.Base, max bool) (operators.Operator, error) {
@@ -51,13 +52,15 @@ func newInt8Pool(b *operators.Base, max bool) (operators.Operator, error) {
 	return &int8PoolOp{Base: b, args: a, max: max, oq: readOutputQuant(b)}, nil
 }
 
-// window returns the pooling geometry of an h×w image: output size,
+// poolWindow returns the pooling geometry of an h×w image (sp is the
+// scratch its spatial sizes are passed in): output size,
 // kernel, stride and head pads.
-func poolWindow(a *convargs.Args, h, w int) (oh, ow, kh, kw, sh, sw, ph, pw int, err error) {
+func poolWindow(a *convargs.Args, sp *[2]int, h, w int) (oh, ow, kh, kw, sh, sw, ph, pw int, err error) {
 	if a.Global {
 		return 1, 1, h, w, 1, 1, 0, 0, nil
 	}
-	win, err := a.Window([]int{h, w})
+	*sp = [2]int{h, w}
+	win, err := a.Window(sp[:])
 	if err != nil {
 		return
 	}
@@ -77,7 +80,7 @@ func (o *int8PoolOp) Run() error {
 		return o.Errorf("X %v must be 4-D NHWC", xd)
 	}
 	n, h, w, c := xd[0], xd[1], xd[2], xd[3]
-	oh, ow, kh, kw, sh, sw, ph, pw, err := poolWindow(o.args, h, w)
+	oh, ow, kh, kw, sh, sw, ph, pw, err := poolWindow(o.args, &o.sp, h, w)
 	if err != nil {
 		return o.Errorf("X %v: %v", xd, err)
 	}
@@ -147,7 +150,7 @@ func int8PoolShape(b *operators.Base, in []operators.TensorShape) ([]operators.T
 	}
 	out := operators.Shape(blob.Uint8, x.Dim(0), operators.AnyDim, operators.AnyDim, x.Dim(3))
 	if x.Dim(1) >= 0 && x.Dim(2) >= 0 {
-		if oh, ow, _, _, _, _, _, _, err := poolWindow(a, x.Dim(1), x.Dim(2)); err == nil {
+		if oh, ow, _, _, _, _, _, _, err := poolWindow(a, new([2]int), x.Dim(1), x.Dim(2)); err == nil {
 			out.Dims[1], out.Dims[2] = oh, ow
 		}
 	}

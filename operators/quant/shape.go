@@ -71,6 +71,7 @@ type int8ConcatOp struct {
 	order bool // an order was given: inputs must be 4-D
 	oq    outputQuant
 	dims  []int
+	ins   []*Int8Tensor
 }
 
 func newInt8Concat(b *operators.Base) (operators.Operator, error) {
@@ -105,10 +106,10 @@ func (o *int8ConcatOp) Run() error {
 	if !ok {
 		return o.Errorf("axis %d is out of range for input %q %v", o.axis, o.InputName(0), x0.T.Dims())
 	}
-	ins := make([]*Int8Tensor, o.NumInputs())
+	ins := o.ins[:0]
 	o.dims = append(o.dims[:0], x0.T.Dims()...)
 	o.dims[axis] = 0
-	for i := range ins {
+	for i := range o.NumInputs() {
 		xi, err := int8Input(o.Base, i)
 		if err != nil {
 			return err
@@ -126,15 +127,12 @@ func (o *int8ConcatOp) Run() error {
 			return o.Errorf("the inputs' sizes along axis %d add up past 2^31", axis)
 		}
 		o.dims[axis] += d[axis]
-		ins[i] = xi
+		ins = append(ins, xi)
 	}
+	o.ins = ins
 	scale, zero := x0.Scale, x0.ZeroPoint
 	before := x0.T.SizeToDim(axis)
 	after := x0.T.SizeFromDim(axis + 1)
-	srcs := make([][]uint8, len(ins))
-	for i, xi := range ins {
-		srcs[i] = blob.Data[uint8](xi.T)
-	}
 	if o.NumOutputs() == 2 {
 		split := o.Output(1)
 		if err := split.Init(blob.Int32, len(ins)); err != nil {
@@ -160,10 +158,11 @@ func (o *int8ConcatOp) Run() error {
 	}
 	total := o.dims[axis] * after
 	off := 0
-	for i, xi := range ins {
+	for _, xi := range ins {
 		w := xi.T.Dim(axis) * after
+		src := blob.Data[uint8](xi.T)
 		for r := range before {
-			copy(yd[r*total+off:r*total+off+w], srcs[i][r*w:(r+1)*w])
+			copy(yd[r*total+off:r*total+off+w], src[r*w:(r+1)*w])
 		}
 		off += w
 	}
