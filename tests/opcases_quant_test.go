@@ -56,7 +56,7 @@ func init() {
 			{Name: "clip", Op: op("FloatToHalf(X) -> Y", ai("clip", 1)), Inputs: ts(f32(1e6, -1e6, 0.5))},
 			{Op: op("HalfToFloat(H) -> Y"), Inputs: ts(blob.MustFromSlice(halves, 2, 3))},
 			{Op: op("GivenTensorFp16Fill() -> Y", ais("shape", 2, 2), netdef.ArgFloats("values", 1, 2.5, -3, 0.1))},
-			{Op: op("GivenTensorByteStringToUInt8Fill() -> Y", ais("shape", 3), as("values", "\x00\x80\xff"))},
+			{Op: op("GivenTensorByteStringToUInt8Fill() -> Y", ais("shape", 3), netdef.ArgStrings("values", "\x00\x80\xff"))},
 			{Op: op("Int8Quantize(X) -> XQ", yq(0.01, 128)...), Inputs: ts(s.x(3, 4))},
 			{Op: op("Int8Dequantize(XQ) -> Y"), Before: []*netdef.OperatorDef{q("XQ", 0.1, 128, 3, 4)}},
 			{Op: op("Int8GivenTensorFill() -> Y", ais("shape", 2), as("values", "\x01\xfe"), af("Y_scale", 0.5), ai("Y_zero_point", 3))},

@@ -3,7 +3,8 @@
 //
 // Half precision: FloatToHalf and HalfToFloat (each the other's gradient),
 // GivenTensorFp16Fill, and GivenTensorByteStringToUInt8Fill, which fills a
-// UINT8 tensor from the bytes of a string argument.
+// UINT8 tensor from the bytes of a string argument. Int8Conv computes
+// its products exactly in float64 where a group has 4 or more outputs.
 //
 // Int8 (Caffe2's caffe2/operators/quantized, the QNNPACK-era operators of
 // mobile deployment nets): Int8Quantize, Int8Dequantize,
@@ -38,7 +39,8 @@
 //     the two are added and scaled by 2·max s/(2^20·sy).
 //   - AveragePool divides each window's sum of codes by the number of
 //     positions inside the image, rounding halves up; MaxPool takes the
-//     largest code.
+//     largest code. (Caffe2 sums in uint16, which wraps for windows of
+//     more than 257 positions; the sums here are exact.)
 //   - Sigmoid and Softmax use QNNPACK's lookup tables and need sy = 1/256
 //     and zy = 0: sigmoid maps each code through lrintf(256/(1 + e^−x));
 //     softmax sums table entries lrint(Q·e^((q−255)·sx)) over the row

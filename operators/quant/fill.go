@@ -42,7 +42,7 @@ func init() {
 		dt       blob.DataType
 	}{
 		{"GivenTensorFp16Fill", "Fills a FLOAT16 tensor with the float argument values, each rounded to the nearest half (ties to even).", blob.Float16},
-		{"GivenTensorByteStringToUInt8Fill", "Fills a UINT8 tensor with the bytes of the string argument values.", blob.Uint8},
+		{"GivenTensorByteStringToUInt8Fill", "Fills a UINT8 tensor with the bytes of the argument values: a list of one string, as Caffe2 writes it (a single string is read too).", blob.Uint8},
 	}
 	for _, g := range given {
 		dt := g.dt
@@ -51,7 +51,7 @@ func init() {
 			AllowInplace: operators.InplacePairs([2]int{0, 0}),
 			Args: []operators.ArgSpec{
 				{Name: "values", Doc: "the elements, in storage order; their count must equal the output size"},
-				{Name: "dtype", Doc: "element type: only the operator's own (FLOAT16, or UINT8) is accepted"},
+				{Name: "dtype", Doc: "GivenTensorFp16Fill: FLOAT16 only; GivenTensorByteStringToUInt8Fill: STRING (the values' type) only"},
 				{Name: "shape", Doc: "output shape when there is no input"},
 				{Name: "extra_shape", Doc: "dimensions appended to the shape taken from the input"},
 				{Name: "input_as_shape", Default: false, Doc: "take the shape from the input's values (1-D int64) instead of its shape"},
@@ -166,13 +166,18 @@ type givenFill struct {
 func newGivenFill(b *operators.Base, dt blob.DataType) (operators.Operator, error) {
 	o := &givenFill{Base: b, dt: dt, inputAsShape: b.ArgBool("input_as_shape", false)}
 	if a := netdef.FindArg(b.Def().GetArg(), "dtype"); a != nil {
+		// GivenTensorFp16Fill's dtype names its own type; the byte-string
+		// fill's names its values' (STRING), as Caffe2 has it.
 		want := int64(dt)
+		if dt == blob.Uint8 {
+			want = int64(netdef.TensorProto_STRING)
+		}
 		got := a.GetI()
 		if a.S != nil {
 			got = int64(netdef.TensorProto_DataType_value[strings.ToUpper(string(a.S))])
 		}
 		if got != want {
-			return nil, b.Errorf("dtype %v: %s only makes %v", got, b.Type(), dt)
+			return nil, b.Errorf("unexpected dtype %v: %s takes %v", netdef.TensorProto_DataType(got), b.Type(), netdef.TensorProto_DataType(want))
 		}
 	}
 	var ok bool
@@ -197,7 +202,14 @@ func newGivenFill(b *operators.Base, dt blob.DataType) (operators.Operator, erro
 			o.halves = append(o.halves, blob.HalfFromFloat32(v))
 		}
 	} else {
-		o.bytes = append([]uint8{}, a.S...)
+		switch {
+		case len(a.Strings) == 1:
+			o.bytes = append([]uint8{}, a.Strings[0]...)
+		case len(a.Strings) > 1:
+			return nil, b.Errorf("values holds %d strings; it takes one, the bytes", len(a.Strings))
+		default:
+			o.bytes = append([]uint8{}, a.S...)
+		}
 	}
 	if b.NumInputs() == 0 {
 		if n, ok := elementCount(o.shape); !ok || n != o.count() {

@@ -83,14 +83,15 @@ func TestGivenFills(t *testing.T) {
 		}
 	}
 	b := optest.MustRunOp(t, netdef.NewOperator("GivenTensorByteStringToUInt8Fill", []string{"like"}, []string{"y"},
-		netdef.ArgString("values", "\x00\x7f\x80\xff\x01\x02"), netdef.ArgInts("extra_shape", 2)), blob.MustFromSlice([]float32{0, 0, 0}))[0]
+		netdef.ArgStrings("values", "\x00\x7f\x80\xff\x01\x02"), netdef.ArgInts("extra_shape", 2), netdef.ArgString("dtype", "string")), blob.MustFromSlice([]float32{0, 0, 0}))[0]
 	if got := blob.Data[uint8](b); b.DataType() != blob.Uint8 || len(got) != 6 || got[2] != 0x80 || got[3] != 0xff || b.Dims()[1] != 2 {
 		t.Errorf("GivenTensorByteStringToUInt8Fill: %v %v", b, got)
 	}
 	for _, bad := range []*netdef.OperatorDef{
 		netdef.NewOperator("GivenTensorFp16Fill", nil, []string{"y"}, netdef.ArgInts("shape", 3), netdef.ArgFloats("values", 1)),
 		netdef.NewOperator("GivenTensorByteStringToUInt8Fill", nil, []string{"y"}, netdef.ArgInts("shape", 2), netdef.ArgString("values", "abc")),
-		netdef.NewOperator("GivenTensorByteStringToUInt8Fill", nil, []string{"y"}, netdef.ArgInts("shape", 1), netdef.ArgString("values", "a"), netdef.ArgInt("dtype", 1)),
+		netdef.NewOperator("GivenTensorByteStringToUInt8Fill", nil, []string{"y"}, netdef.ArgInts("shape", 1), netdef.ArgString("values", "a"), netdef.ArgInt("dtype", 2)),
+		netdef.NewOperator("GivenTensorByteStringToUInt8Fill", nil, []string{"y"}, netdef.ArgInts("shape", 1), netdef.ArgStrings("values", "a", "b")),
 	} {
 		if _, err := optest.RunOp(bad); err == nil {
 			t.Errorf("%v: no error", bad)
