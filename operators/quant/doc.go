@@ -3,11 +3,10 @@
 //
 // Half precision: FloatToHalf and HalfToFloat (each the other's gradient),
 // GivenTensorFp16Fill, and GivenTensorByteStringToUInt8Fill, which fills a
-// UINT8 tensor from the bytes of a string argument. Int8Conv computes
-// its products exactly in float64 where a group has 4 or more outputs.
+// UINT8 tensor from the bytes of a string argument.
 //
-// Int8 (Caffe2's caffe2/operators/quantized, the QNNPACK-era operators of
-// mobile deployment nets): Int8Quantize, Int8Dequantize,
+// Int8 (Caffe2's caffe2/operators/quantized, the operators of its mobile
+// deployment nets): Int8Quantize, Int8Dequantize,
 // Int8GivenTensorFill, Int8GivenIntTensorFill, Int8FC, Int8Conv,
 // Int8ConvRelu, Int8Relu, Int8MaxPool, Int8AveragePool, Int8Add,
 // Int8AddRelu, Int8Sum, Int8SumRelu, Int8Concat, Int8Reshape, Int8Flatten,
@@ -34,6 +33,9 @@
 //     saturated to [0, 255] (to [zy, 255] with a fused Relu). That
 //     is gemmlowp's output stage and, for a float32 multiplier, the q31
 //     requantization of QNNPACK, which Caffe2's Int8Conv and Int8FC call.
+//     (Where a group has 4 or more outputs, Int8Conv multiplies matrices
+//     in float64, which holds these integer sums exactly, then wraps them
+//     to int32 as the accumulators would.)
 //   - Add and Sum follow Caffe2's int8_add_op.h: each input, less its zero
 //     point, is shifted left by 20 bits and scaled by s_i/(2·max s) in Q31,
 //     the two are added and scaled by 2·max s/(2^20·sy).
