@@ -11,6 +11,10 @@
 //     with one slope per channel or one shared slope (size 1), channels
 //     along dimension 1 (order NCHW) or the last dimension (NHWC);
 //     PReluGradient(Y, dY, X, slope) → (dX, dslope).
+//   - ResizeNearest (NCHW or NHWC) and UpsampleBilinear (NCHW, corners
+//     aligned) resize the spatial dims of a float32 image batch by
+//     height_scale and width_scale (arguments, or an optional scales input
+//     [height_scale, width_scale]); their gradients take (dY, X[, scales]).
 //   - PackedInt8BGRANHWCToNCHWCStylizerPreprocess and
 //     BRGNCHWCToPackedInt8BGRAStylizerDeprocess convert between the packed
 //     uint8 BGRA pixels of an image (N, H, W, 4) and the mean-subtracted
