@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
@@ -301,3 +304,31 @@ func TestErrors(t *testing.T) {
 }
 
 func nan() float64 { return math.NaN() }
+
+// TestGradientDefs checks the gradient operators the makers emit, which
+// are Caffe2's.
+func TestGradientDefs(t *testing.T) {
+	ph := ai("pooled_h", 2)
+	for _, c := range []struct {
+		def  *netdef.OperatorDef
+		want *netdef.OperatorDef
+	}{
+		{op("RoIAlign", "X R", "Y", ph), optest.GradOp("RoIAlignGradient", []string{"X", "R", "Y_grad"}, []string{"X_grad"}, ph)},
+		{op("RoIPool", "X R", "Y A", ph), optest.GradOp("RoIPoolGradient", []string{"X", "R", "A", "Y_grad"}, []string{"X_grad"}, ph)},
+		{op("IntegralImage", "X", "Y"), optest.GradOp("IntegralImageGradient", []string{"X", "Y_grad"}, []string{"X_grad"})},
+	} {
+		gd, err := operators.GetGradientDefs(c.def, []operators.Gradient{operators.Dense(c.def.Output[0] + "_grad"), {}}[:len(c.def.Output)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gd.Ops) != 1 || !proto.Equal(optest.SortedArgs(gd.Ops[0]), optest.SortedArgs(c.want)) {
+			t.Errorf("%s: gradient operators %v, want %v", c.def.GetType(), gd.Ops, c.want)
+		}
+	}
+	for _, typ := range []string{"BBoxTransform", "BoxWithNMSLimit", "GenerateProposals", "CollectAndDistributeFpnRpnProposals"} {
+		def := op(typ, "a b c", "y")
+		if gd, err := operators.GetGradientDefs(def, []operators.Gradient{operators.Dense("y_grad")}); err != nil || len(gd.Ops) != 0 {
+			t.Errorf("%s: gradient operators %v, %v; Caffe2 has none", typ, gd, err)
+		}
+	}
+}

@@ -26,9 +26,9 @@
 // whose sampling grid exceeds 2²⁴ points and coordinates beyond 2³⁰ are
 // errors; rotated boxes are supported by BBoxTransform only (their NMS,
 // which needs polygon intersections, is not implemented, and the
-// operators that need it refuse rotated input); RoIPoolGradient and the
-// NHWC RoIAlignGradient, which Caffe2 implements on CUDA only, run here on
-// the CPU; and IntegralImageGradient is the true transpose of
+// operators that need it refuse rotated input); RoIPoolGradient, which
+// Caffe2 implements on CUDA only, and an NHWC RoIAlignGradient, which its
+// CPU kernel lacks, run here on the CPU; and IntegralImageGradient is the true transpose of
 // IntegralImage (dX[i][j] sums dY over r > i, c > j), where Caffe2's CPU
 // kernel sums the opposite corner.
 //
