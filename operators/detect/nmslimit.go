@@ -46,6 +46,9 @@ func init() {
 		default:
 			return nil, b.Errorf("soft_nms_method is %q; want \"linear\" or \"gaussian\"", m)
 		}
+		if n := b.NumOutputs(); n == 5 {
+			return nil, b.Errorf("has 5 outputs; keeps and keeps_size come together (3, 4 or 6 outputs)")
+		}
 		if b.ArgBool("rotated", false) {
 			return nil, b.Errorf("rotated boxes are not supported (their NMS needs polygon intersections)")
 		}
@@ -127,7 +130,7 @@ func (o *nmsLimitOp) Run() error {
 		}
 	}
 	if err := blob.CheckElements(blob.Int64, len(splits)*k); err != nil {
-		return o.Errorf("input 2 (%q): %v", o.InputName(2), err)
+		return o.Errorf("%d images of %d classes (input 0 (%q) of shape %v): %v", len(splits), k, o.InputName(0), ts.Dims(), err)
 	}
 	sd, bd := blob.Data[float32](ts), blob.Data[float32](tb)
 	scores := sd
@@ -151,6 +154,9 @@ func (o *nmsLimitOp) Run() error {
 				if sc[i*k+col] > o.scoreThresh {
 					inds = append(inds, i)
 				}
+			}
+			if len(inds) == 0 {
+				continue
 			}
 			boxes := bx[o.boxClass(j)*4:]
 			if o.soft {

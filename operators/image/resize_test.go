@@ -1,6 +1,7 @@
 package image
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
@@ -106,6 +107,36 @@ func TestResizeNumericGradients(t *testing.T) {
 	} {
 		if _, err := optest.CheckGradient(def, []*blob.Tensor{randF32(r, 2, 2, 4, 4)}, 0, optest.GradientCheck{}); err != nil {
 			t.Errorf("%s %v: %v", def.GetType(), def.Arg, err)
+		}
+	}
+}
+
+// TestResizeEdgeInputs runs the resizing operators on zero-element tensors
+// with huge dims, an empty X for a gradient and a one-pixel output: each
+// must return a result or an error, never panic.
+func TestResizeEdgeInputs(t *testing.T) {
+	empty := func(dims ...int) *blob.Tensor {
+		x, err := blob.New(blob.Float32, dims...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	x := optest.F32([]float64{1, 2, 3, 4, 5, 6, 7, 8}, 1, 2, 2, 2)
+	for _, c := range []struct {
+		name string
+		def  *netdef.OperatorDef
+		in   []*blob.Tensor
+	}{
+		{"ResizeNearest 0 rows", netdef.NewOperator("ResizeNearest", []string{"X"}, []string{"Y"}, netdef.ArgFloat("height_scale", 3)), []*blob.Tensor{empty(1<<40, 0, 0, 3)}},
+		{"ResizeNearest NHWC huge channels", netdef.NewOperator("ResizeNearest", []string{"X"}, []string{"Y"}, netdef.ArgString("order", "NHWC")), []*blob.Tensor{empty(1, 0, 2, 1<<40)}},
+		{"ResizeNearestGradient empty X", netdef.NewOperator("ResizeNearestGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{x, empty(1, 2, 0, 0)}},
+		{"UpsampleBilinearGradient empty X", netdef.NewOperator("UpsampleBilinearGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{x, empty(1, 2, 0, 0)}},
+		{"UpsampleBilinearGradient one-pixel X", netdef.NewOperator("UpsampleBilinearGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{x, empty(1, 2, 1, 1)}},
+		{"UpsampleBilinear to one pixel", netdef.NewOperator("UpsampleBilinear", []string{"X"}, []string{"Y"}, netdef.ArgFloat("height_scale", 0.5), netdef.ArgFloat("width_scale", 0.5)), []*blob.Tensor{x}},
+	} {
+		if _, err := optest.RunOp(c.def, c.in...); err != nil && strings.Contains(err.Error(), "panic") {
+			t.Errorf("%s: %v", c.name, err)
 		}
 	}
 }
