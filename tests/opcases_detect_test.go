@@ -41,6 +41,11 @@ func init() {
 		}
 		l0, l1 := level(0, 0, 0, 30, 40, 0, 10, 10, 200, 300), level(0, 5, 5, 500, 600, 0, 1, 2, 60, 80, 0, 3, 3, 900, 900)
 		return []optest.Case{
+			{Op: op("LC(X, W, b) -> Y", ai("kernel", 2), ai("pad", 1), ai("stride", 2)), Inputs: ts(s.x(2, 2, 3, 3), s.x(2, 2, 3, 2, 2, 2), s.x(2, 2, 3)), Grad: []int{0, 1, 2}},
+			{Name: "NHWC", Op: op("LC(X, W, b) -> Y", ai("kernel", 2), as("order", "NHWC")), Inputs: ts(s.x(1, 3, 3, 2), s.x(2, 2, 2, 2, 2, 2), s.x(2, 2, 2)), Grad: []int{0, 1, 2}},
+			{Op: op("LC1D(X, W) -> Y", netdef.ArgInts("kernels", 2)), Inputs: ts(s.x(2, 2, 4), s.x(3, 2, 2, 2)), Grad: []int{0, 1}},
+			{Name: "groups", Op: op("LC2D(X, W, b) -> Y", ai("kernel", 2), ai("group", 2)), Inputs: ts(s.x(1, 4, 3, 3), s.x(2, 2, 2, 2, 2, 2), s.x(2, 2, 2)), Grad: []int{0, 1, 2}},
+			{Op: op("LC3D(X, W, b) -> Y", netdef.ArgInts("kernels", 1, 2, 2)), Inputs: ts(s.x(1, 2, 2, 3, 3), s.x(2, 2, 2, 2, 2, 1, 2, 2), s.x(2, 2, 2, 2)), Grad: []int{0, 1, 2}},
 			{Op: op("RoIAlign(X, R) -> Y", ai("pooled_h", 2), ai("pooled_w", 2)), Inputs: ts(s.x(2, 2, 6, 6), rois), Grad: g0},
 			{Name: "NHWC aligned 4 columns", Op: op("RoIAlign(X, R) -> Y", ai("pooled_h", 2), ai("pooled_w", 3), ai("sampling_ratio", 2), ab("aligned", true), as("order", "NHWC")), Inputs: ts(s.x(1, 6, 6, 2), rois4), Grad: g0},
 			{Op: op("RoIPool(X, R) -> Y, argmaxes", ai("pooled_h", 2), ai("pooled_w", 2)), Inputs: ts(s.x(2, 2, 6, 6), rois), Grad: g0, GradOutputs: g0},

@@ -111,7 +111,7 @@ func TestResizeNumericGradients(t *testing.T) {
 	}
 }
 
-// TestResizeEdgeInputs runs the resizing operators on zero-element tensors
+// TestResizeEdgeInputs runs the resizing and locally connected operators on zero-element tensors
 // with huge dims, an empty X for a gradient and a one-pixel output: each
 // must return a result or an error, never panic.
 func TestResizeEdgeInputs(t *testing.T) {
@@ -133,6 +133,10 @@ func TestResizeEdgeInputs(t *testing.T) {
 		{"ResizeNearestGradient empty X", netdef.NewOperator("ResizeNearestGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{x, empty(1, 2, 0, 0)}},
 		{"UpsampleBilinearGradient empty X", netdef.NewOperator("UpsampleBilinearGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{x, empty(1, 2, 0, 0)}},
 		{"UpsampleBilinearGradient one-pixel X", netdef.NewOperator("UpsampleBilinearGradient", []string{"dY", "X"}, []string{"dX"}), []*blob.Tensor{x, empty(1, 2, 1, 1)}},
+		{"LC no images", netdef.NewOperator("LC", []string{"X", "W"}, []string{"Y"}, netdef.ArgInt("kernel", 2)), []*blob.Tensor{empty(0, 2, 3, 3), empty(2, 2, 4, 2, 2, 2)}},
+		{"LC no channels", netdef.NewOperator("LC", []string{"X", "W"}, []string{"Y"}, netdef.ArgInt("kernel", 2)), []*blob.Tensor{empty(1<<40, 0, 3, 3), empty(2, 2, 4, 0, 2, 2)}},
+		{"LCGradient no channels", netdef.NewOperator("LCGradient", []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}, netdef.ArgInt("kernel", 2)), []*blob.Tensor{empty(1, 0, 3, 3), empty(2, 2, 4, 0, 2, 2), empty(1, 4, 2, 2)}},
+		{"LC huge dilation", netdef.NewOperator("LC", []string{"X", "W"}, []string{"Y"}, netdef.ArgInt("kernel", 2), netdef.ArgInt("dilation", 1<<62)), []*blob.Tensor{x, x}},
 		{"UpsampleBilinear to one pixel", netdef.NewOperator("UpsampleBilinear", []string{"X"}, []string{"Y"}, netdef.ArgFloat("height_scale", 0.5), netdef.ArgFloat("width_scale", 0.5)), []*blob.Tensor{x}},
 	} {
 		if _, err := optest.RunOp(c.def, c.in...); err != nil && strings.Contains(err.Error(), "panic") {
