@@ -33,6 +33,14 @@ func init() {
 		_ = nmsBoxes.Reshape(4, 12)
 		anchors := f32(-8, -8, 7, 7, -16, -8, 15, 7)
 		_ = anchors.Reshape(2, 4)
+		rotScores := f32(0.2, 0.9, 0.4, 0.8, 0.1, 0.7)
+		_ = rotScores.Reshape(3, 2)
+		rotBoxes := f32(0, 0, 0, 0, 0, 10, 10, 8, 4, 30, 0, 0, 0, 0, 0, 11, 10, 8, 4, 40, 0, 0, 0, 0, 0, 40, 40, 6, 6, -20)
+		_ = rotBoxes.Reshape(3, 10)
+		rotRoIs := f32(20, 30, 10, 8, 80, 50, 40, 12, 6, 0.5)
+		_ = rotRoIs.Reshape(2, 5)
+		rotAnchors := f32(4, 4, 8, 4, 30, 4, 4, 6, 6, 0.5)
+		_ = rotAnchors.Reshape(2, 5)
 		level := func(xs ...float32) []*blob.Tensor {
 			r := f32(xs...)
 			_ = r.Reshape(len(xs)/5, 5)
@@ -56,6 +64,10 @@ func init() {
 			{Name: "soft", Op: op("BoxWithNMSLimit(scores, boxes, splits) -> s, b, c", ab("soft_nms_enabled", true), ai("detections_per_im", 3)), Inputs: ts(nmsScores, nmsBoxes, f32(1, 3))},
 			{Op: op("GenerateProposals(scores, deltas, im_info, anchors) -> rois, probs", ai("pre_nms_topN", 10), ai("post_nms_topN", 5), af("min_size", 2)),
 				Inputs: ts(s.pos(1, 2, 3, 3), s.in(-0.2, 0.2, 1, 8, 3, 3), info, anchors)},
+			{Name: "rotated", Op: op("BoxWithNMSLimit(scores, boxes) -> s, b, c", ab("rotated", true)), Inputs: ts(rotScores, rotBoxes)},
+			{Name: "rotated", Op: op("BBoxTransform(rois, deltas, im_info) -> boxes", ab("rotated", true)), Inputs: ts(rotRoIs, s.in(-0.5, 0.5, 2, 10), info)},
+			{Name: "rotated", Op: op("GenerateProposals(scores, deltas, im_info, anchors) -> rois, probs", ai("pre_nms_topN", 10), af("min_size", 2), af("spatial_scale", 0.25)),
+				Inputs: ts(s.pos(1, 2, 3, 3), s.in(-0.2, 0.2, 1, 10, 3, 3), info, rotAnchors)},
 			{Op: op("GenerateProposalsCPP(scores, deltas, im_info, anchors) -> rois, probs"), Inputs: ts(s.pos(1, 2, 3, 3), s.in(-0.2, 0.2, 1, 8, 3, 3), info, anchors)},
 			{Op: op("CollectAndDistributeFpnRpnProposals(r2, r3, s2, s3) -> rois, l2, l3, l4, l5, restore", ai("rpn_min_level", 2), ai("rpn_max_level", 3)), Inputs: ts(l0[0], l1[0], l0[1], l1[1])},
 			{Op: op("CollectRpnProposals(r2, r3, s2, s3) -> rois", ai("rpn_min_level", 2), ai("rpn_max_level", 3), ai("rpn_post_nms_topN", 3)), Inputs: ts(l0[0], l1[0], l0[1], l1[1])},

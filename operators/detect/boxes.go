@@ -82,20 +82,44 @@ func iou(a, b []float32, areaA, areaB, one float32) float32 {
 	return inter / (areaA + areaB - inter)
 }
 
-// nms is Caffe2's greedy non-maximum suppression over the upright boxes
-// (rows of 4 at stride) listed in order, best first: it keeps the first
+// overlap measures the IoU of boxes of dim 4 (upright [x1, y1, x2, y2])
+// or 5 (rotated [ctr_x, ctr_y, w, h, angle°], whose IoU needs no
+// plus-one).
+type overlap struct {
+	dim int
+	one float32
+}
+
+func newOverlap(dim int, legacy bool) overlap { return overlap{dim: dim, one: plusOne(legacy)} }
+
+func (v overlap) area(b []float32) float32 {
+	if v.dim == 5 {
+		return b[2] * b[3]
+	}
+	return area(b, v.one)
+}
+
+func (v overlap) iou(a, b []float32, areaA, areaB float32) float32 {
+	if v.dim == 5 {
+		inter := rotatedIntersection(a, b)
+		return inter / (areaA + areaB - inter)
+	}
+	return iou(a, b, areaA, areaB, v.one)
+}
+
+// nms is Caffe2's greedy non-maximum suppression over the boxes (rows of
+// dim values at stride) listed in order, best first: it keeps the first
 // remaining box and drops every later one whose IoU with it exceeds
 // thresh, until topN are kept (topN < 0: no limit). It returns the kept
 // rows in order.
-func nms(boxes []float32, stride int, order []int, thresh float32, topN int, legacy bool) []int {
-	one := plusOne(legacy)
-	box := func(i int) []float32 { return boxes[i*stride : i*stride+4] }
-	areas := make([]float32, len(order))
-	for k, i := range order {
-		areas[k] = area(box(i), one)
-	}
+func nms(boxes []float32, stride, dim int, order []int, thresh float32, topN int, legacy bool) []int {
+	ov := newOverlap(dim, legacy)
+	box := func(i int) []float32 { return boxes[i*stride : i*stride+dim] }
 	pend := slices.Clone(order)
-	pa := areas
+	pa := make([]float32, len(order))
+	for k, i := range order {
+		pa[k] = ov.area(box(i))
+	}
 	var keep []int
 	for len(pend) > 0 {
 		if topN >= 0 && len(keep) >= topN {
@@ -106,7 +130,7 @@ func nms(boxes []float32, stride int, order []int, thresh float32, topN int, leg
 		bi, ai := box(i), pa[0]
 		n := 0
 		for k := 1; k < len(pend); k++ {
-			if iou(bi, box(pend[k]), ai, pa[k], one) <= thresh {
+			if ov.iou(bi, box(pend[k]), ai, pa[k]) <= thresh {
 				pend[n], pa[n] = pend[k], pa[k]
 				n++
 			}
@@ -116,15 +140,16 @@ func nms(boxes []float32, stride int, order []int, thresh float32, topN int, leg
 	return keep
 }
 
-// softNMS is Caffe2's soft non-maximum suppression over the upright boxes
-// listed in cand: it repeatedly keeps the remaining box of highest score
-// (the first one on ties) and decays the scores of the others by their
-// IoU with it (method 1 linear: 1−IoU above thresh; 2 Gaussian:
-// exp(−IoU²/sigma)), dropping those that fall below minScore. scores is
-// updated in place; it returns the kept rows in the order kept.
-func softNMS(boxes []float32, stride int, scores []float32, sstride int, cand []int, sigma, thresh, minScore float32, method int, legacy bool) []int {
-	one := plusOne(legacy)
-	box := func(i int) []float32 { return boxes[i*stride : i*stride+4] }
+// softNMS is Caffe2's soft non-maximum suppression over the boxes (rows
+// of dim values at stride) listed in cand: it repeatedly keeps the
+// remaining box of highest score (the first one on ties) and decays the
+// scores of the others by their IoU with it (method 1 linear: 1−IoU above
+// thresh; 2 Gaussian: exp(−IoU²/sigma)), dropping those that fall below
+// minScore. scores (at sstride) is updated in place; it returns the kept
+// rows in the order kept.
+func softNMS(boxes []float32, stride, dim int, scores []float32, sstride int, cand []int, sigma, thresh, minScore float32, method int, legacy bool) []int {
+	ov := newOverlap(dim, legacy)
+	box := func(i int) []float32 { return boxes[i*stride : i*stride+dim] }
 	score := func(i int) *float32 { return &scores[i*sstride] }
 	pend := slices.Clone(cand)
 	var keep []int
@@ -138,23 +163,23 @@ func softNMS(boxes []float32, stride int, scores []float32, sstride int, cand []
 		i := pend[best]
 		keep = append(keep, i)
 		pend[0], pend[best] = pend[best], pend[0]
-		bi, ai := box(i), area(box(i), one)
+		bi, ai := box(i), ov.area(box(i))
 		rest := pend[1:]
 		n := 0
 		for _, j := range rest {
-			ov := iou(bi, box(j), ai, area(box(j), one), one)
+			o := ov.iou(bi, box(j), ai, ov.area(box(j)))
 			var wgt float32
 			switch method {
 			case 1:
 				wgt = 1
-				if ov > thresh {
-					wgt = 1 - ov
+				if o > thresh {
+					wgt = 1 - o
 				}
 			case 2:
-				wgt = float32(math.Exp(-1.0 * float64(ov) * float64(ov) / float64(sigma)))
+				wgt = float32(math.Exp(-1.0 * float64(o) * float64(o) / float64(sigma)))
 			default:
 				wgt = 1
-				if ov > thresh {
+				if o > thresh {
 					wgt = 0
 				}
 			}

@@ -284,7 +284,7 @@ func TestErrors(t *testing.T) {
 		{"RoIPool far", op("RoIPool", "X R", "Y A"), []*blob.Tensor{x, optest.F32([]float64{0, 0, 0, 1e10, 1}, 1, 5)}, "out of range"},
 		{"deltas", op("BBoxTransform", "r d i", "b"), []*blob.Tensor{optest.F32(make([]float64, 4), 1, 4), optest.F32(make([]float64, 3), 1, 3), optest.F32([]float64{10, 10, 1}, 1, 3)}, "want (1, 4·K)"},
 		{"splits", op("BoxWithNMSLimit", "s b n", "os ob oc"), []*blob.Tensor{optest.F32(make([]float64, 4), 2, 2), optest.F32(make([]float64, 16), 2, 8), blob.MustFromSlice([]float32{1, 2}, 2)}, "do not sum"},
-		{"anchors", op("GenerateProposals", "s d i a", "r p"), []*blob.Tensor{optest.F32(make([]float64, 4), 1, 1, 2, 2), optest.F32(make([]float64, 16), 1, 4, 2, 2), optest.F32([]float64{10, 10, 1}, 1, 3), optest.F32(make([]float64, 5), 1, 5)}, "rotated anchors"},
+		{"anchors", op("GenerateProposals", "s d i a", "r p"), []*blob.Tensor{optest.F32(make([]float64, 4), 1, 1, 2, 2), optest.F32(make([]float64, 16), 1, 4, 2, 2), optest.F32([]float64{10, 10, 1}, 1, 3), optest.F32(make([]float64, 5), 1, 5)}, "want [1 5 2 2]"},
 		{"integral gradient", op("IntegralImageGradient", "X dY", "dX"), []*blob.Tensor{x, x}, "IntegralImage of X"},
 	} {
 		if _, err := optest.RunOp(c.def, c.in...); err == nil || !strings.Contains(err.Error(), c.frag) {
@@ -293,7 +293,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, def := range []*netdef.OperatorDef{
 		op("RoIPool", "X R", "Y"),
-		op("BoxWithNMSLimit", "s b", "s b c", netdef.ArgBool("rotated", true)),
+		op("BoxWithNMSLimit", "s b", "s b c", netdef.ArgString("soft_nms_method", "cubic")),
 		op("CollectAndDistributeFpnRpnProposals", "a b", "c d e"),
 		op("BBoxTransform", "r d i", "b", netdef.ArgFloats("weights", 1, 2)),
 	} {
@@ -329,6 +329,43 @@ func TestGradientDefs(t *testing.T) {
 		def := op(typ, "a b c", "y")
 		if gd, err := operators.GetGradientDefs(def, []operators.Gradient{operators.Dense("y_grad")}); err != nil || len(gd.Ops) != 0 {
 			t.Errorf("%s: gradient operators %v, %v; Caffe2 has none", typ, gd, err)
+		}
+	}
+}
+
+// TestRotatedGolden compares the rotated BoxWithNMSLimit and
+// GenerateProposals with the NumPy reference, whose overlaps come from
+// Sutherland-Hodgman polygon clipping.
+func TestRotatedGolden(t *testing.T) {
+	def := op("BoxWithNMSLimit", "scores boxes", "s b c", netdef.ArgBool("rotated", true))
+	out := optest.MustRunOp(t, def, f32(golden(t, "rot_scores")), f32(golden(t, "rot_boxes")))
+	check(t, "rotated scores", out[0], blob.Float32, golden(t, "rot_out_scores"), 0)
+	check(t, "rotated boxes", out[1], blob.Float32, golden(t, "rot_out_boxes"), 1e-6)
+	check(t, "rotated classes", out[2], blob.Float32, golden(t, "rot_out_classes"), 0)
+
+	gp := op("GenerateProposals", "scores deltas info anchors", "rois probs", ai("pre_nms_topN", 20), ai("post_nms_topN", 8),
+		af("nms_thresh", 0.4), af("min_size", 2))
+	res := optest.MustRunOp(t, gp, f32(golden(t, "gr_scores")), f32(golden(t, "gr_deltas")), f32(golden(t, "gr_info")), f32(golden(t, "gr_anchors")))
+	check(t, "rotated rois", res[0], blob.Float32, golden(t, "gr_rois"), 1e-4)
+	check(t, "rotated probs", res[1], blob.Float32, golden(t, "gr_probs"), 0)
+}
+
+// TestRotatedIntersection checks the rotated overlap by hand: a box with
+// itself, a square and its 45° turn (a regular octagon), disjoint boxes and
+// a box inside another.
+func TestRotatedIntersection(t *testing.T) {
+	for _, c := range []struct {
+		a, b []float32
+		want float64
+	}{
+		{[]float32{5, 5, 4, 2, 30}, []float32{5, 5, 4, 2, 30}, 8},
+		{[]float32{0, 0, 2, 2, 0}, []float32{0, 0, 2, 2, 45}, 8 * (math.Sqrt2 - 1)},
+		{[]float32{0, 0, 2, 2, 10}, []float32{10, 0, 2, 2, 50}, 0},
+		{[]float32{0, 0, 10, 10, 0}, []float32{1, 1, 2, 2, 20}, 4},
+		{[]float32{0, 0, 4, 2, 0}, []float32{0, 0, 4, 2, 90}, 4},
+	} {
+		if got := rotatedIntersection(c.a, c.b); math.Abs(float64(got)-c.want) > 1e-4 {
+			t.Errorf("%v ∩ %v = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }

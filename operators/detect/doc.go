@@ -8,9 +8,10 @@
 //     (angle_bound_on, angle_bound_lo/hi, clip_angle_thresh), and clips to
 //     the image.
 //   - BoxWithNMSLimit: per-class NMS or Soft-NMS (linear, Gaussian) and a
-//     per-image detection limit, with batch splits, keeps and keeps_size.
+//     per-image detection limit, with batch splits, keeps and keeps_size,
+//     upright or rotated.
 //   - GenerateProposals (and its old name GenerateProposalsCPP): RPN
-//     anchors to proposals.
+//     anchors (upright or rotated) to proposals.
 //   - CollectAndDistributeFpnRpnProposals, CollectRpnProposals and
 //     DistributeFpnProposals merge RPN proposals over FPN levels and assign
 //     RoIs to levels by size.
@@ -21,12 +22,15 @@
 // pixels wide). Where Caffe2 sorts with std::sort (scores that tie), the
 // sorts here are stable: tied boxes keep their input order.
 //
+// Rotated boxes [ctr_x, ctr_y, w, h, angle°] (BBoxTransform's and
+// BoxWithNMSLimit's rotated, GenerateProposals' (A, 5) anchors) are
+// suppressed by the IoU of the rotated rectangles, computed as Caffe2 does
+// (intersection points, convex hull, polygon area).
+//
 // Differences from Caffe2, all on inputs Caffe2 leaves undefined or gets
 // wrong: RoIs with batch indices outside X, non-finite coordinates, RoIs
 // whose sampling grid exceeds 2²⁴ points and coordinates beyond 2³⁰ are
-// errors; rotated boxes are supported by BBoxTransform only (their NMS,
-// which needs polygon intersections, is not implemented, and the
-// operators that need it refuse rotated input); RoIPoolGradient, which
+// errors; RoIPoolGradient, which
 // Caffe2 implements on CUDA only, and an NHWC RoIAlignGradient, which its
 // CPU kernel lacks, run here on the CPU; and IntegralImageGradient is the true transpose of
 // IntegralImage (dX[i][j] sums dY over r > i, c > j), where Caffe2's CPU

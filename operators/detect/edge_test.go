@@ -51,6 +51,8 @@ func TestEdgeInputs(t *testing.T) {
 		{"BoxWithNMSLimit empty splits", op("BoxWithNMSLimit", "s b n", "os ob oc sp ok oks"), []*blob.Tensor{empty(0, 3), empty(0, 12), empty(0)}},
 		{"BoxWithNMSLimit 5 outputs", op("BoxWithNMSLimit", "s b", "os ob oc sp ok"), []*blob.Tensor{empty(0, 3), empty(0, 12)}},
 		{"GenerateProposals NaN", op("GenerateProposals", "s d i a", "r p"), []*blob.Tensor{optest.F32([]float64{math.NaN(), 1, 0.5, math.Inf(1)}, 1, 1, 2, 2), optest.F32(make([]float64, 16), 1, 4, 2, 2), rows(3, 10, 10, 1), rows(4, 0, 0, nan, 4)}},
+		{"BoxWithNMSLimit rotated NaN", op("BoxWithNMSLimit", "s b", "os ob oc", netdef.ArgBool("rotated", true)), []*blob.Tensor{rows(2, 0, 0.9, 0, 0.8, 0, 0.7), rows(10, 0, 0, 0, 0, 0, nan, 1, 2, 2, 3, 0, 0, 0, 0, 0, 1, nan, 2, 2, 3, 0, 0, 0, 0, 0, 1, 1, inf, 2, nan)}},
+		{"BoxWithNMSLimit rotated degenerate", op("BoxWithNMSLimit", "s b", "os ob oc", netdef.ArgBool("rotated", true), netdef.ArgBool("soft_nms_enabled", true)), []*blob.Tensor{rows(2, 0, 0.9, 0, 0.8, 0, 0.7), rows(10, 0, 0, 0, 0, 0, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 1, 1e-30, 1e30, 45)}},
 		{"GenerateProposals empty", op("GenerateProposals", "s d i a", "r p"), []*blob.Tensor{empty(2, 1, 0, 3), empty(2, 4, 0, 3), rows(3, 10, 10, 1, 10, 10, 1), rows(4, 0, 0, 4, 4)}},
 		{"DistributeFpnProposals NaN", op("DistributeFpnProposals", "r", "a b c d e"), []*blob.Tensor{rows(4, nan, 0, 1, 1, 0, 0, inf, inf)}},
 	} {

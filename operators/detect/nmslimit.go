@@ -20,14 +20,14 @@ func init() {
 			{Name: "soft_nms_method", Default: "linear", Doc: `"linear" or "gaussian"`},
 			{Name: "soft_nms_sigma", Default: 0.5, Doc: "Gaussian Soft-NMS's sigma"},
 			{Name: "soft_nms_min_score_thres", Default: 0.001, Doc: "Soft-NMS drops boxes whose decayed score falls below this"},
-			{Name: "rotated", Default: false, Doc: "rotated boxes [ctr_x, ctr_y, w, h, angle]: not supported here"},
+			{Name: "rotated", Default: false, Doc: "boxes are rotated, [ctr_x, ctr_y, w, h, angle°] (5 values per class)"},
 			{Name: "cls_agnostic_bbox_reg", Default: false, Doc: "boxes holds one box per row shared by every class"},
 			{Name: "input_boxes_include_bg_cls", Default: true, Doc: "boxes and scores start with the background class"},
 			{Name: "output_classes_include_bg_cls", Default: true, Doc: "class ids count the background class (foreground starts at 1)"},
 			legacyArg,
 		},
 		Doc: "BoxWithNMSLimit(scores, boxes[, batch_splits]) → (scores, boxes, classes[, batch_splits[, keeps, keeps_size]]) " +
-			"runs per-class NMS on each image's boxes (scores (N, K), boxes (N, 4K)) skipping the background class, " +
+			"runs per-class NMS on each image's boxes (scores (N, K), boxes (N, 4K), or (N, 5K) rotated) skipping the background class, " +
 			"then keeps the detections_per_im best over all classes; outputs are grouped by image, then class. " +
 			"keeps (INT32) are the kept rows of each image, keeps_size (INT32, (batch, K)) their count per class.",
 	}, func(b *operators.Base) (operators.Operator, error) {
@@ -37,7 +37,7 @@ func init() {
 			soft:     b.ArgBool("soft_nms_enabled", false), sigma: b.ArgFloat("soft_nms_sigma", 0.5),
 			minScore: b.ArgFloat("soft_nms_min_score_thres", 0.001), agnostic: b.ArgBool("cls_agnostic_bbox_reg", false),
 			inBG: b.ArgBool("input_boxes_include_bg_cls", true), outBG: b.ArgBool("output_classes_include_bg_cls", true),
-			legacy: b.ArgBool("legacy_plus_one", true)}
+			legacy: b.ArgBool("legacy_plus_one", true), dim: 4}
 		switch m := b.ArgString("soft_nms_method", "linear"); m {
 		case "linear":
 			o.method = 1
@@ -50,14 +50,14 @@ func init() {
 			return nil, b.Errorf("has 5 outputs; keeps and keeps_size come together (3, 4 or 6 outputs)")
 		}
 		if b.ArgBool("rotated", false) {
-			return nil, b.Errorf("rotated boxes are not supported (their NMS needs polygon intersections)")
+			o.dim = 5
 		}
 		return o, nil
 	})
 	operators.MustRegisterNoGradient("BoxWithNMSLimit")
 	operators.MustRegisterShapeFunc("BoxWithNMSLimit", func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
 		out := []operators.TensorShape{
-			operators.Shape(blob.Float32, operators.AnyDim), operators.Shape(blob.Float32, operators.AnyDim, 4),
+			operators.Shape(blob.Float32, operators.AnyDim), operators.Shape(blob.Float32, operators.AnyDim, map[bool]int{false: 4, true: 5}[b.ArgBool("rotated", false)]),
 			operators.Shape(blob.Float32, operators.AnyDim), operators.Shape(blob.Float32, operators.AnyDim),
 			operators.Shape(blob.Int32, operators.AnyDim), operators.Shape(blob.Int32, operators.AnyDim, in[0].Dim(1)),
 		}
@@ -68,7 +68,7 @@ func init() {
 type nmsLimitOp struct {
 	*operators.Base
 	scoreThresh, nmsThresh, sigma, minScore float32
-	perImage, method                        int
+	perImage, method, dim                   int
 	soft, agnostic, inBG, outBG, legacy     bool
 }
 
@@ -119,9 +119,9 @@ func (o *nmsLimitOp) Run() error {
 	if k < 1 {
 		return o.Errorf("input 0 (%q) has shape %v; it needs a class", o.InputName(0), ts.Dims())
 	}
-	if nb != n || (o.boxClass(k-1)+1)*4 != bc {
+	if nb != n || (o.boxClass(k-1)+1)*o.dim != bc {
 		return o.Errorf("inputs 0 (%q) and 1 (%q) have shapes %v and %v; want (N, K) scores and (N, %d) boxes",
-			o.InputName(0), o.InputName(1), ts.Dims(), tb.Dims(), (o.boxClass(k-1)+1)*4)
+			o.InputName(0), o.InputName(1), ts.Dims(), tb.Dims(), (o.boxClass(k-1)+1)*o.dim)
 	}
 	splits := []int{n}
 	if o.NumInputs() > 2 {
@@ -158,16 +158,16 @@ func (o *nmsLimitOp) Run() error {
 			if len(inds) == 0 {
 				continue
 			}
-			boxes := bx[o.boxClass(j)*4:]
+			boxes := bx[o.boxClass(j)*o.dim:]
 			if o.soft {
-				keeps[j] = softNMS(boxes, bc, sc[col:], k, inds, o.sigma, o.nmsThresh, o.minScore, o.method, o.legacy)
+				keeps[j] = softNMS(boxes, bc, o.dim, sc[col:], k, inds, o.sigma, o.nmsThresh, o.minScore, o.method, o.legacy)
 			} else {
 				slices.SortStableFunc(inds, func(a, b int) int { return cmp.Compare(sc[b*k+col], sc[a*k+col]) })
 				keepMax := -1
 				if o.perImage > 0 {
 					keepMax = o.perImage
 				}
-				keeps[j] = nms(boxes, bc, inds, o.nmsThresh, keepMax, o.legacy)
+				keeps[j] = nms(boxes, bc, o.dim, inds, o.nmsThresh, keepMax, o.legacy)
 			}
 			imageKeep += len(keeps[j])
 		}
@@ -201,7 +201,7 @@ func (o *nmsLimitOp) Run() error {
 			return o.Errorf("output %q: %v", o.OutputName(2*i), err)
 		}
 	}
-	if err := outB.Init(blob.Float32, count, 4); err != nil {
+	if err := outB.Init(blob.Float32, count, o.dim); err != nil {
 		return o.Errorf("output %q: %v", o.OutputName(1), err)
 	}
 	var keepsOut, sizesOut []int32
@@ -228,7 +228,7 @@ func (o *nmsLimitOp) Run() error {
 			}
 			for _, i := range all[b].rows[j] {
 				ds[at] = sc[i*k+o.scoreClass(j)]
-				copy(db[at*4:at*4+4], bx[i*bc+o.boxClass(j)*4:][:4])
+				copy(db[at*o.dim:(at+1)*o.dim], bx[i*bc+o.boxClass(j)*o.dim:][:o.dim])
 				dc[at] = cls
 				at++
 			}

@@ -317,3 +317,149 @@ save("integral_x", Xi)
 save("integral_y", Yi)
 save("integral_dy", dYi)
 save("integral_dx", dXi)
+
+
+# Rotated boxes [ctr_x, ctr_y, w, h, angle in degrees]. Their corners are
+# c + R(-angle)·(±w/2, ±h/2) (image coordinates, y down); the overlap is
+# computed here by Sutherland-Hodgman clipping of one rectangle by the
+# other, a different algorithm from Caffe2's intersection points and
+# convex hull.
+def corners(b):
+    t = -math.radians(b[4])
+    rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+    local = np.array([[-b[2] / 2, b[3] / 2], [-b[2] / 2, -b[3] / 2], [b[2] / 2, -b[3] / 2], [b[2] / 2, b[3] / 2]])
+    return local @ rot.T + np.array(b[:2])
+
+
+def poly_area(p):
+    if len(p) < 3:
+        return 0.0
+    x, y = np.array(p).T
+    return 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+
+
+def clip_poly(subject, clipper):
+    def ccw(p):
+        return p if poly_signed(p) > 0 else p[::-1]
+
+    def poly_signed(p):
+        x, y = np.array(p).T
+        return 0.5 * (np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+
+    out = list(ccw(list(subject)))
+    clipper = ccw(list(clipper))
+    for i in range(len(clipper)):
+        a, b = clipper[i], clipper[(i + 1) % len(clipper)]
+        inp, out = out, []
+        if not inp:
+            break
+
+        def inside(p):
+            return (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]) >= 0
+
+        def cut(p, q):
+            d1 = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+            d2 = (b[0] - a[0]) * (q[1] - a[1]) - (b[1] - a[1]) * (q[0] - a[0])
+            return p + (q - p) * (d1 / (d1 - d2))
+
+        for j in range(len(inp)):
+            p, q = inp[j], inp[(j + 1) % len(inp)]
+            if inside(q):
+                if not inside(p):
+                    out.append(cut(p, q))
+                out.append(q)
+            elif inside(p):
+                out.append(cut(p, q))
+    return out
+
+
+def rot_iou(a, b):
+    inter = poly_area(clip_poly(corners(a), corners(b)))
+    return inter / (a[2] * a[3] + b[2] * b[3] - inter)
+
+
+def nms_rot(boxes, order, thresh, top):
+    keep, order = [], list(order)
+    while order:
+        if top >= 0 and len(keep) >= top:
+            break
+        i = order.pop(0)
+        keep.append(i)
+        order = [j for j in order if rot_iou(boxes[i], boxes[j]) <= thresh]
+    return keep
+
+
+Nr, Kr = 16, 3
+rot_scores = rng.uniform(0, 1, size=(Nr, Kr)).astype(np.float32)
+rb = np.concatenate([rng.uniform(20, 40, size=(Nr, Kr, 2)), rng.uniform(6, 20, size=(Nr, Kr, 2)),
+                     rng.uniform(-80, 80, size=(Nr, Kr, 1))], axis=2).astype(np.float32)
+rot_boxes = rb.reshape(Nr, 5 * Kr)
+save("rot_scores", rot_scores)
+save("rot_boxes", rot_boxes)
+rs, rbx, rc = [], [], []
+for j in range(1, Kr):
+    inds = sorted([i for i in range(Nr) if rot_scores[i, j] > 0.05], key=lambda i: -rot_scores[i, j])
+    bj = rot_boxes[:, 5 * j:5 * j + 5].astype(np.float64)
+    for i in nms_rot(bj, inds, 0.3, 100):
+        rs.append(rot_scores[i, j])
+        rbx.append(bj[i])
+        rc.append(j)
+save("rot_out_scores", np.array(rs, np.float64))
+save("rot_out_boxes", np.array(rbx).reshape(-1, 5))
+save("rot_out_classes", np.array(rc, np.float64))
+
+
+def transform_rot(b, d, lo=-90, hi=90):
+    dw, dh = min(d[2], CLIP), min(d[3], CLIP)
+    out = [d[0] * b[2] + b[0], d[1] * b[3] + b[1], math.exp(dw) * b[2], math.exp(dh) * b[3], d[4] * 180 / math.pi + b[4]]
+    if out[4] < lo:
+        out[4] += hi - lo
+    elif out[4] > hi:
+        out[4] -= hi - lo
+    return out
+
+
+def clip_rot(b, h, w, thresh=1.0):
+    if abs(b[4]) > thresh:
+        return b
+    x1, y1 = b[0] - (b[2] - 1) / 2, b[1] - (b[3] - 1) / 2
+    x2, y2 = b[0] + (b[2] - 1) / 2, b[1] + (b[3] - 1) / 2
+    x1, x2 = (min(max(v, 0), w - 1) for v in (x1, x2))
+    y1, y2 = (min(max(v, 0), h - 1) for v in (y1, y2))
+    return [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1 + 1, y2 - y1 + 1, b[4]]
+
+
+def proposals_rot(scores, deltas, info, anchors, stride, pre, post, thresh, min_size):
+    n, a, h, w = scores.shape
+    rois, probs = [], []
+    for img in range(n):
+        sc = scores[img].reshape(-1).astype(np.float64)
+        order = sorted(range(sc.size), key=lambda i: -sc[i])[:pre]
+        props = []
+        for idx in order:
+            an, cell = idx // (h * w), idx % (h * w)
+            anc = anchors[an].astype(np.float64).copy()
+            anc[0] += (cell % w) * stride
+            anc[1] += (cell // w) * stride
+            d = deltas[img].reshape(a, 5, h * w)[an, :, cell].astype(np.float64)
+            props.append(clip_rot(transform_rot(anc, d), int(info[img, 0]), int(info[img, 1])))
+        ms = min_size * info[img, 2]
+        keep = [i for i, p in enumerate(props) if p[2] >= ms and p[3] >= ms and p[0] < info[img, 1] and p[1] < info[img, 0]]
+        keep = nms_rot(props, keep, thresh, post if 0 < post < len(keep) else -1)
+        for i in keep:
+            rois.append([img, *props[i]])
+            probs.append(sc[order[i]])
+    return np.array(rois).reshape(-1, 6), np.array(probs)
+
+
+gr_scores = f32(1, 2, 3, 4, lo=0, hi=1)
+gr_deltas = f32(1, 10, 3, 4, lo=-0.3, hi=0.3)
+gr_info = np.array([[48, 64, 1.0]], np.float32)
+gr_anchors = np.array([[8, 8, 16, 8, 30], [8, 8, 12, 12, 0.5]], np.float32)
+save("gr_scores", gr_scores)
+save("gr_deltas", gr_deltas)
+save("gr_info", gr_info)
+save("gr_anchors", gr_anchors)
+r, p = proposals_rot(gr_scores, gr_deltas, gr_info, gr_anchors, 16.0, 20, 8, 0.4, 2)
+save("gr_rois", r)
+save("gr_probs", p)
