@@ -37,12 +37,12 @@ func imageOf(t *blob.Tensor, nhwc bool) image {
 	return image{d[0], d[1], d[2], d[3], false}
 }
 
-// pooledDims returns the shape of r pooled maps of ph×pw pixels.
-func (m image) pooledDims(r, ph, pw int) []int {
+// pooledDims appends to dst the shape of r pooled maps of ph×pw pixels.
+func (m image) pooledDims(dst []int, r, ph, pw int) []int {
 	if m.nhwc {
-		return []int{r, ph, pw, m.c}
+		return append(dst, r, ph, pw, m.c)
 	}
-	return []int{r, m.c, ph, pw}
+	return append(dst, r, m.c, ph, pw)
 }
 
 // at returns the offset of pixel p (y·w + x) of channel k of image b, and

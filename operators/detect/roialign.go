@@ -2,6 +2,7 @@ package detect
 
 import (
 	"math"
+	"slices"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
@@ -64,6 +65,7 @@ type roiAlignOp struct {
 	ph, pw, ratio       int
 	scale               float32
 	taps                []roiTap // scratch, kept between runs
+	dims                []int    // scratch for an output shape
 }
 
 // roiTap is one bilinear sample: four pixel offsets (y·w + x) and weights;
@@ -76,16 +78,22 @@ type roiTap struct {
 
 // checkRoIs checks the RoIs tensor against the images X holds and returns
 // its number of columns (4 or 5).
-func checkRoIs(o *operators.Base, r *blob.Tensor, ri int, m image, cols ...int) (int, error) {
-	if r.NumDims() != 2 || (r.Dim(1) != cols[0] && (len(cols) == 1 || r.Dim(1) != cols[1])) {
-		return 0, o.Errorf("input %d (%q) has shape %v; want (R, %v) RoIs", ri, o.InputName(ri), r.Dims(), cols)
+// With batch false the batch column is optional (4 or 5 columns), with
+// batch true it is required (5 columns).
+func checkRoIs(o *operators.Base, r *blob.Tensor, ri int, m image, batch bool) (int, error) {
+	if r.NumDims() != 2 || (r.Dim(1) != 5 && (batch || r.Dim(1) != 4)) {
+		want := "(R, 4) or (R, 5)"
+		if batch {
+			want = "(R, 5)"
+		}
+		return 0, o.Errorf("input %d (%q) has shape %v; want %s RoIs", ri, o.InputName(ri), r.Dims(), want)
 	}
 	v := blob.Data[float32](r)
 	if !finite(v) {
 		return 0, o.Errorf("input %d (%q) holds a coordinate that is not finite", ri, o.InputName(ri))
 	}
 	nc := r.Dim(1)
-	if nc == cols[len(cols)-1] {
+	if nc == 5 {
 		for i := 0; i < len(v); i += nc {
 			if b := int(v[i]); v[i] <= -1 || b >= m.n {
 				return 0, o.Errorf("input %d (%q): RoI %d has batch index %v, but X holds %d images", ri, o.InputName(ri), i/nc, v[i], m.n)
@@ -115,16 +123,18 @@ func (o *roiAlignOp) Run() error {
 	}
 	y := o.Output(0)
 	if r.Size() == 0 {
-		if err := y.Init(blob.Float32, m.pooledDims(0, o.ph, o.pw)...); err != nil {
+		o.dims = m.pooledDims(o.dims[:0], 0, o.ph, o.pw)
+		if err := y.Init(blob.Float32, o.dims...); err != nil {
 			return o.Errorf("output %q: %v", o.OutputName(0), err)
 		}
 		return nil
 	}
-	cols, err := checkRoIs(o.Base, r, 1, m, 4, 5)
+	cols, err := checkRoIs(o.Base, r, 1, m, false)
 	if err != nil {
 		return err
 	}
-	if err := y.Init(blob.Float32, m.pooledDims(r.Dim(0), o.ph, o.pw)...); err != nil {
+	o.dims = m.pooledDims(o.dims[:0], r.Dim(0), o.ph, o.pw)
+	if err := y.Init(blob.Float32, o.dims...); err != nil {
 		return o.Errorf("output %q: %v", o.OutputName(0), err)
 	}
 	yd, xd := blob.Data[float32](y), blob.Data[float32](x)
@@ -167,12 +177,12 @@ func (o *roiAlignOp) runGrad(x, r *blob.Tensor, m image) error {
 	if dy.Size() == 0 {
 		return nil
 	}
-	cols, err := checkRoIs(o.Base, r, 1, m, 4, 5)
+	cols, err := checkRoIs(o.Base, r, 1, m, false)
 	if err != nil {
 		return err
 	}
-	if want := m.pooledDims(r.Dim(0), o.ph, o.pw); !sameDims(dy.Dims(), want) {
-		return o.Errorf("input 2 (%q) has shape %v; RoIAlign's output for X %v and RoIs %v is %v", o.InputName(2), dy.Dims(), x.Dims(), r.Dims(), want)
+	if o.dims = m.pooledDims(o.dims[:0], r.Dim(0), o.ph, o.pw); !sameDims(dy.Dims(), o.dims) {
+		return o.Errorf("input 2 (%q) has shape %v; RoIAlign's output for X %v and RoIs %v is %v", o.InputName(2), dy.Dims(), x.Dims(), r.Dims(), slices.Clone(o.dims))
 	}
 	dyd := blob.Data[float32](dy)
 	return o.each(r, cols, m, func(n, b int, taps []roiTap, gh, gw int, count float32) {

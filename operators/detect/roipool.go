@@ -66,6 +66,7 @@ type roiPoolOp struct {
 	ph, pw int
 	scale  float32
 	test   bool
+	dims   []int // scratch for the output shape
 }
 
 // roundCoord is C's round of a scaled coordinate (halves away from 0).
@@ -90,18 +91,19 @@ func (o *roiPoolOp) Run() error {
 		return err
 	}
 	m := imageOf(x, false)
-	if _, err := checkRoIs(o.Base, r, 1, m, 5); err != nil {
+	if _, err := checkRoIs(o.Base, r, 1, m, true); err != nil {
 		return err
 	}
 	nr := r.Dim(0)
 	y := o.Output(0)
-	if err := y.Init(blob.Float32, nr, m.c, o.ph, o.pw); err != nil {
+	o.dims = m.pooledDims(o.dims[:0], nr, o.ph, o.pw)
+	if err := y.Init(blob.Float32, o.dims...); err != nil {
 		return o.Errorf("output %q: %v", o.OutputName(0), err)
 	}
 	var arg []int32
 	if !o.test {
 		a := o.Output(1)
-		if err := a.Init(blob.Int32, nr, m.c, o.ph, o.pw); err != nil {
+		if err := a.Init(blob.Int32, o.dims...); err != nil {
 			return o.Errorf("output %q: %v", o.OutputName(1), err)
 		}
 		arg = blob.Data[int32](a)
@@ -188,7 +190,7 @@ func (o *roiPoolGradOp) Run() error {
 		return nil
 	}
 	m := imageOf(x, false)
-	if _, err := checkRoIs(o.Base, r, 1, m, 5); err != nil {
+	if _, err := checkRoIs(o.Base, r, 1, m, true); err != nil {
 		return err
 	}
 	if dy.NumDims() != 4 || dy.Dim(0) != r.Dim(0) || dy.Dim(1) != m.c || !sameDims(a.Dims(), dy.Dims()) {

@@ -111,6 +111,9 @@ type lcOp struct {
 	grad   bool
 	noBias bool
 	taps   []int // input offsets of one output position's kernel taps, −1 outside
+	// Scratch shapes, kept between runs: the output's spatial sizes, the
+	// filter's expected shape, Y's and the bias's.
+	out, want, yShape, bShape []int
 }
 
 func newLC(b *operators.Base, grad bool) (operators.Operator, error) {
@@ -160,12 +163,13 @@ func (o *lcOp) setup(x, w *blob.Tensor) (geometry, error) {
 	}
 	nd := len(sp)
 	g := geometry{win: win, n: n, c: c, nhwc: a.Order == convargs.NHWC}
-	out := win.OutDims(nil)
+	o.out = win.OutDims(o.out[:0])
+	out := o.out
 	if w.NumDims() != x.NumDims()+nd {
 		return geometry{}, o.Errorf("filter (%q) has shape %v; want rank %d for X (%q) of shape %v", o.InputName(1), w.Dims(), x.NumDims()+nd, o.InputName(0), x.Dims())
 	}
 	g.m = w.Dim(nd)
-	want := append(append([]int{}, out...), g.m)
+	want := append(append(o.want[:0], out...), g.m)
 	if g.nhwc {
 		want = append(append(want, a.Kernel...), c)
 	} else {
@@ -174,12 +178,14 @@ func (o *lcOp) setup(x, w *blob.Tensor) (geometry, error) {
 		}
 		want = append(append(want, c/a.Group), a.Kernel...)
 	}
+	o.want = want
 	if !sameInts(w.Dims(), want) {
 		return geometry{}, o.Errorf("filter (%q) has shape %v; want %v for X (%q) of shape %v, kernel %v, group %d and order %v", o.InputName(1), w.Dims(), want, o.InputName(0), x.Dims(), a.Kernel, a.Group, a.Order)
 	}
 	g.cg, g.mg = c/a.Group, g.m/a.Group
-	g.outShape = convargs.ImageShape(nil, a.Order, n, g.m, out)
-	g.biasDims = append(append([]int{}, out...), g.m)
+	o.yShape = convargs.ImageShape(o.yShape, a.Order, n, g.m, out)
+	o.bShape = append(append(o.bShape[:0], out...), g.m)
+	g.outShape, g.biasDims = o.yShape, o.bShape
 	return g, nil
 }
 
