@@ -1,10 +1,12 @@
 package detect
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
@@ -151,4 +153,98 @@ func numel(shape []int) int {
 		n *= d
 	}
 	return n
+}
+
+// genBoxes is box_with_nms_limit_op_test.py's gen_multiple_boxes: count
+// copies of a 10×10 box around each centre, scored alike, for each of k
+// classes.
+func genBoxes(centers [][2]float32, scores []float32, count, k int) (boxes, sc []float32) {
+	for i, c := range centers {
+		for range count {
+			for range k {
+				boxes = append(boxes, c[0]-5, c[1]-5, c[0]+5, c[1]+5)
+				sc = append(sc, scores[i])
+			}
+		}
+	}
+	return boxes, sc
+}
+
+// TestBoxWithNMSLimitCaffe2Cases runs the cases of Caffe2's
+// box_with_nms_limit_op_test.py: duplicate boxes around three centres are
+// reduced to one per centre, by score, within the per-image limit, for
+// every combination of the class-layout arguments.
+func TestBoxWithNMSLimitCaffe2Cases(t *testing.T) {
+	centers := [][2]float32{{0, 0}, {20, 20}, {50, 50}}
+	run := func(name string, scores []float32, boxes []float32, k, boxCols int, args []*netdef.Argument, wantS []float32, wantB []float32, wantC []float32) {
+		t.Helper()
+		n := len(scores) / k
+		out := optest.MustRunOp(t, op("BoxWithNMSLimit", "s b", "os ob oc", args...),
+			blob.MustFromSlice(scores, n, k), blob.MustFromSlice(boxes, n, boxCols))
+		check(t, name+" scores", out[0], blob.Float32, blob.MustFromSlice(wantS, len(wantS)), 1e-6)
+		check(t, name+" boxes", out[1], blob.Float32, blob.MustFromSlice(wantB, len(wantB)/4, 4), 0)
+		check(t, name+" classes", out[2], blob.Float32, blob.MustFromSlice(wantC, len(wantC)), 0)
+	}
+	base := []*netdef.Argument{af("score_thresh", 0.5), af("nms", 0.9)}
+
+	b, s := genBoxes(centers, []float32{0.9, 0.8, 0.6}, 10, 2)
+	gb, gs := genBoxes(centers, []float32{0.9, 0.8, 0.6}, 1, 1)
+	run("simple", s, b, 2, 8, base, gs, gb, []float32{1, 1, 1})
+
+	b, s = genBoxes(centers, []float32{0.7, 0.85, 0.6}, 10, 2)
+	gb, gs = genBoxes([][2]float32{{20, 20}}, []float32{0.85}, 1, 1)
+	run("score_thresh", s, b, 2, 8, []*netdef.Argument{af("score_thresh", 0.8), af("nms", 0.9)}, gs, gb, []float32{1})
+
+	order := [][2]float32{{20, 20}, {0, 0}, {50, 50}}
+	for det := 1; det <= 3; det++ {
+		gb, gs = genBoxes(order[:det], []float32{0.85, 0.7, 0.6}[:det], 1, 1)
+		run(fmt.Sprintf("detections_per_im %d", det), s, b, 2, 8, append(base, ai("detections_per_im", int64(det))), gs, gb, []float32{1, 1, 1}[:det])
+	}
+
+	for k := 2; k <= 5; k++ {
+		for det := 1; det <= 3; det++ {
+			for _, agnostic := range []bool{false, true} {
+				for _, inBG := range []bool{false, true} {
+					for _, outBG := range []bool{false, true} {
+						b, s := genBoxes(centers, []float32{0.7, 0.85, 0.6}, 10, k)
+						cols := 4 * k
+						if !inBG {
+							b, cols = keepColumns(b, cols, 4, cols), cols-4
+						}
+						if agnostic {
+							b, cols = keepColumns(b, cols, 0, 4), 4
+						}
+						bg := 0
+						if !inBG {
+							bg = k - 1
+						}
+						for i := range len(s) / k {
+							s[i*k+bg] = float32(i%7) / 7 // the unused background scores
+						}
+						var wb, ws, wc []float32
+						for c := 1; c < k; c++ {
+							g, gs := genBoxes(order[:det], []float32{0.85, 0.7, 0.6}[:det], 1, 1)
+							wb, ws = append(wb, g...), append(ws, gs...)
+							for range det {
+								wc = append(wc, float32(c-map[bool]int{true: 0, false: 1}[outBG]))
+							}
+						}
+						args := append(base, ai("detections_per_im", int64((k-1)*det)), netdef.ArgBool("cls_agnostic_bbox_reg", agnostic),
+							netdef.ArgBool("input_boxes_include_bg_cls", inBG), netdef.ArgBool("output_classes_include_bg_cls", outBG))
+						run(fmt.Sprintf("multiclass k=%d det=%d agnostic=%v in_bg=%v out_bg=%v", k, det, agnostic, inBG, outBG), s, b, k, cols, args, ws, wb, wc)
+					}
+				}
+			}
+		}
+	}
+}
+
+// keepColumns keeps columns [from, to) of a row-major matrix with cols
+// columns.
+func keepColumns(v []float32, cols, from, to int) []float32 {
+	var out []float32
+	for i := 0; i < len(v); i += cols {
+		out = append(out, v[i+from:i+to]...)
+	}
+	return out
 }
