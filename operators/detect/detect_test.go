@@ -279,6 +279,7 @@ func TestErrors(t *testing.T) {
 		{"batch index", op("RoIAlign", "X R", "Y"), []*blob.Tensor{x, optest.F32([]float64{2, 0, 0, 1, 1}, 1, 5)}, "batch index"},
 		{"RoI columns", op("RoIAlign", "X R", "Y"), []*blob.Tensor{x, optest.F32([]float64{0, 0, 1}, 1, 3)}, "want (R,"},
 		{"NaN RoI", op("RoIAlign", "X R", "Y"), []*blob.Tensor{x, optest.F32([]float64{0, 0, 0, 1, nan()}, 1, 5)}, "not finite"},
+		{"aligned negative RoI", op("RoIAlign", "X R", "Y", netdef.ArgBool("aligned", true)), []*blob.Tensor{x, optest.F32([]float64{0, 2, 2, 1, 3}, 1, 5)}, "negative size"},
 		{"huge RoI", op("RoIAlign", "X R", "Y"), []*blob.Tensor{x, optest.F32([]float64{0, 0, 0, 1e9, 1e9}, 1, 5)}, "more than"},
 		{"RoIPool columns", op("RoIPool", "X R", "Y A"), []*blob.Tensor{x, optest.F32([]float64{0, 0, 1, 1}, 1, 4)}, "want (R,"},
 		{"RoIPool far", op("RoIPool", "X R", "Y A"), []*blob.Tensor{x, optest.F32([]float64{0, 0, 0, 1e10, 1}, 1, 5)}, "out of range"},

@@ -30,7 +30,8 @@
 // Differences from Caffe2, all on inputs Caffe2 leaves undefined or gets
 // wrong: RoIs with batch indices outside X, non-finite coordinates, RoIs
 // whose sampling grid exceeds 2²⁴ points and coordinates beyond 2³⁰ are
-// errors; RoIPoolGradient, which
+// errors; an aligned RoI of zero size, which has no sampling points, pools
+// to 0 (Caffe2's kernel multiplies 0 by 1/0); RoIPoolGradient, which
 // Caffe2 implements on CUDA only, and an NHWC RoIAlignGradient, which its
 // CPU kernel lacks, run here on the CPU; and IntegralImageGradient is the true transpose of
 // IntegralImage (dX[i][j] sums dY over r > i, c > j), where Caffe2's CPU

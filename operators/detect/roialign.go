@@ -156,7 +156,7 @@ func (o *roiAlignOp) Run() error {
 						acc += tp.w[0]*xd[m.at(b, k, tp.p[0])] + tp.w[1]*xd[m.at(b, k, tp.p[1])] +
 							tp.w[2]*xd[m.at(b, k, tp.p[2])] + tp.w[3]*xd[m.at(b, k, tp.p[3])]
 					}
-					yd[m.pooledAt(n, k, i, j, o.ph, o.pw)] = acc / count
+					yd[m.pooledAt(n, k, i, j, o.ph, o.pw)] = acc * (1 / count)
 				}
 			}
 		}
@@ -220,7 +220,10 @@ func sameDims(a, b []int) bool {
 }
 
 // each computes, for every RoI n (of image b), the bilinear taps of its
-// sampling grid (bins in row-major order, gh×gw samples each) and calls f.
+// sampling grid (bins in row-major order, gh×gw samples each) and calls f
+// with them and the samples per bin (at least 1). The sampling points are
+// rounded as Caffe2's kernels round them: the forward pass steps by
+// bin/grid, the gradient divides (iy + ½)·bin by the grid.
 func (o *roiAlignOp) each(r *blob.Tensor, cols int, m image, f func(n, b int, taps []roiTap, gh, gw int, count float32)) error {
 	rv := blob.Data[float32](r)
 	var offset float32
@@ -239,6 +242,8 @@ func (o *roiAlignOp) each(r *blob.Tensor, cols int, m image, f func(n, b int, ta
 		rw, rh := x2-x1, y2-y1
 		if !o.aligned {
 			rw, rh = max(rw, 1), max(rh, 1)
+		} else if rw < 0 || rh < 0 {
+			return o.Errorf("RoI %d %v has a negative size: aligned RoIs must have x2 ≥ x1 and y2 ≥ y1", n, row)
 		}
 		bh, bw := rh/float32(o.ph), rw/float32(o.pw)
 		gh, gw := o.ratio, o.ratio
@@ -262,8 +267,14 @@ func (o *roiAlignOp) each(r *blob.Tensor, cols int, m image, f func(n, b int, ta
 			for j := range o.pw {
 				for iy := range gh {
 					sy := y1 + float32(i)*bh + (float32(iy)+0.5)*bh/float32(gh)
+					if !o.grad {
+						sy = y1 + float32(i)*bh + (float32(iy)+0.5)*(bh/float32(gh))
+					}
 					for ix := range gw {
 						sx := x1 + float32(j)*bw + (float32(ix)+0.5)*bw/float32(gw)
+						if !o.grad {
+							sx = x1 + float32(j)*bw + (float32(ix)+0.5)*(bw/float32(gw))
+						}
 						taps[t] = bilinearTap(m.h, m.w, sy, sx)
 						t++
 					}
