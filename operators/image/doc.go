@@ -11,6 +11,15 @@
 //     with one slope per channel or one shared slope (size 1), channels
 //     along dimension 1 (order NCHW) or the last dimension (NHWC);
 //     PReluGradient(Y, dY, X, slope) → (dX, dslope).
+//   - ResizeNearest (NCHW or NHWC) and UpsampleBilinear (NCHW, corners
+//     aligned) resize the spatial dims of a float32 image batch by
+//     height_scale and width_scale (arguments, or an optional scales input
+//     [height_scale, width_scale]); their gradients take (dY, X[, scales]).
+//   - LC (LC1D, LC2D, LC3D) is Caffe2's locally connected layer, a
+//     convolution with separate weights at every output position (filter
+//     (Y spatial…, M, C/group, kernel…), or (YH, YW, M, kH, kW, C) for
+//     NHWC, which is 2-D only), with ConvPoolOpBase's arguments; its
+//     gradients take (X, filter, dY) and give (dfilter, dbias[, dX]).
 //   - PackedInt8BGRANHWCToNCHWCStylizerPreprocess and
 //     BRGNCHWCToPackedInt8BGRAStylizerDeprocess convert between the packed
 //     uint8 BGRA pixels of an image (N, H, W, 4) and the mean-subtracted

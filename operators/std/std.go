@@ -8,6 +8,7 @@ import (
 	// Each family registers its operators, schemas and gradients in init.
 	_ "github.com/caffe2go/caffe2go/operators/comm"
 	_ "github.com/caffe2go/caffe2go/operators/convpool"
+	_ "github.com/caffe2go/caffe2go/operators/detect"
 	_ "github.com/caffe2go/caffe2go/operators/fill"
 	_ "github.com/caffe2go/caffe2go/operators/gloo"
 	_ "github.com/caffe2go/caffe2go/operators/image"
