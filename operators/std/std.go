@@ -16,5 +16,6 @@ import (
 	_ "github.com/caffe2go/caffe2go/operators/norm"
 	_ "github.com/caffe2go/caffe2go/operators/optim"
 	_ "github.com/caffe2go/caffe2go/operators/reduce"
+	_ "github.com/caffe2go/caffe2go/operators/rnn"
 	_ "github.com/caffe2go/caffe2go/operators/tensor"
 )
