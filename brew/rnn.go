@@ -184,8 +184,12 @@ func RecurrentNet(m *Model, cell *netdef.NetDef, o RecurrentNetOptions) ([]strin
 		linkIn, linkEx, bwdIn, bwdEx, aliasSrc, aliasDst, states, outputs []string
 		linkOff, bwdOff, aliasOff                                         []int64
 	)
-	addLink := func(in, ex string, off int64) { linkIn, linkEx, linkOff = append(linkIn, in), append(linkEx, ex), append(linkOff, off) }
-	addBwd := func(in, ex string, off int64) { bwdIn, bwdEx, bwdOff = append(bwdIn, in), append(bwdEx, ex), append(bwdOff, off) }
+	addLink := func(in, ex string, off int64) {
+		linkIn, linkEx, linkOff = append(linkIn, in), append(linkEx, ex), append(linkOff, off)
+	}
+	addBwd := func(in, ex string, off int64) {
+		bwdIn, bwdEx, bwdOff = append(bwdIn, in), append(bwdEx, ex), append(bwdOff, off)
+	}
 	for _, st := range o.InitialStates {
 		cellIn := st[0]
 		cellOut, ok := o.Links[cellIn]
