@@ -16,6 +16,10 @@ type LSTMOptions struct {
 	// DropStates zeroes the state past a sequence's length instead of
 	// carrying it.
 	DropStates bool
+	// OutputsWithGrads lists the outputs (hidden_all, hidden_last,
+	// cell_all, cell_last) whose gradients flow back; nil means hidden_all
+	// alone, Caffe2's default.
+	OutputsWithGrads []int
 }
 
 // LSTM adds a one-layer LSTM over input [T, N, dimIn], Caffe2's
@@ -27,8 +31,7 @@ type LSTMOptions struct {
 // [dimOut]); seqLengths is an int32 [N] blob of sequence lengths. It
 // returns the outputs: all hidden states [T, N, dimOut], the last one [1,
 // N, dimOut], all cell states and the last one, named scope+"/hidden_t_all"
-// and so on. Only the hidden states' gradient flows back (Caffe2's
-// outputs_with_grads=(0,)).
+// and so on.
 func LSTM(m *Model, input, seqLengths string, initialStates [2]string, dimIn, dimOut int, scope string, o LSTMOptions) (hiddenAll, hiddenLast, cellAll, cellLast string) {
 	outs := sticky(m, func() ([]string, error) { return lstm(m, input, seqLengths, initialStates, dimIn, dimOut, scope, o) })
 	if len(outs) != 4 {
@@ -75,11 +78,12 @@ func lstm(m *Model, input, seqLengths string, initialStates [2]string, dimIn, di
 		return nil, fmt.Errorf("brew: LSTM(%q): %w", input, err)
 	}
 	return RecurrentNet(m, step.Net.Proto(), RecurrentNetOptions{
-		Input:         [2]string{inputT, i2h},
-		InitialStates: [][2]string{{hPrev, initialStates[0]}, {cPrev, initialStates[1]}},
-		Links:         map[string]string{hPrev: hT, cPrev: cT},
-		Timestep:      timestep,
-		Scope:         scope,
+		Input:            [2]string{inputT, i2h},
+		InitialStates:    [][2]string{{hPrev, initialStates[0]}, {cPrev, initialStates[1]}},
+		Links:            map[string]string{hPrev: hT, cPrev: cT},
+		Timestep:         timestep,
+		Scope:            scope,
+		OutputsWithGrads: o.OutputsWithGrads,
 	})
 }
 
