@@ -99,7 +99,7 @@ func TestRecurrentNetworkHostile(t *testing.T) {
 		{"alias to no output", "alias_dst", setArg(def, netdef.ArgStrings("alias_dst", "a", "b", "c", "d")), lstmInputs(3, 2)},
 		{"step net not a NetDef", "text format", setArg(def, netdef.ArgString("step_net", "op { type: ")), lstmInputs(3, 2)},
 		{"initial state of no input", "initial_recurrent_state_ids", setArg(def, netdef.ArgInts("initial_recurrent_state_ids", 1, 99)), lstmInputs(3, 2)},
-		{"initial state of another batch", "batch", def, append([]*blob.Tensor{zeros(3, 2, 4 * dim), zeros(1, 5, dim)}, lstmInputs(3, 2)[2:]...)},
+		{"initial state of another batch", "batch", def, append([]*blob.Tensor{zeros(3, 2, 4*dim), zeros(1, 5, dim)}, lstmInputs(3, 2)[2:]...)},
 		{"step net of an unknown operator", "NoSuchOp", setArg(def, netdef.ArgString("step_net", `op { type: "NoSuchOp" }`)), lstmInputs(3, 2)},
 	} {
 		_, err := optest.RunOp(c.def, c.in...)
