@@ -148,7 +148,7 @@ func RecurrentNet(m *Model, cell *netdef.NetDef, o RecurrentNetOptions) ([]strin
 	for _, out := range cell.GetExternalOutput() {
 		given[out] = operators.Dense(out + operators.GradSuffix)
 	}
-	work := &netdef.NetDef{Op: cell.GetOp()}
+	work := &netdef.NetDef{Op: slices.Clone(cell.GetOp())}
 	grads, err := operators.AddGradientOperators(work, nil, given)
 	if err != nil {
 		return fail("the step net's gradient: %v", err)

@@ -24,6 +24,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/brew"
 	"github.com/caffe2go/caffe2go/examples/internal/interrupt"
@@ -102,8 +104,10 @@ func build(text string, c config) (*charRNN, error) {
 	if err := m.Err(); err != nil {
 		return nil, err
 	}
-	r.forward = m.Net.Proto()
-	r.forward.Name = proto("char_rnn_forward")
+	// A copy: Proto returns the net's own definition, which the gradient
+	// and optimizer operators extend.
+	r.forward = proto.Clone(m.Net.Proto()).(*netdef.NetDef)
+	r.forward.Name = ptr("char_rnn_forward")
 	brew.LabelCrossEntropy(m, "softmax_reshaped", "target", "xent")
 	brew.AveragedLoss(m, "xent", "loss")
 	if _, err := m.AddGradientOperators("loss"); err != nil {
@@ -139,7 +143,7 @@ func build(text string, c config) (*charRNN, error) {
 	return r, nil
 }
 
-func proto[T any](v T) *T { return &v }
+func ptr[T any](v T) *T { return &v }
 
 // feed feeds one batch: at step i, sequence e reads the character at
 // pos[e] and is to predict the next one.
