@@ -178,3 +178,42 @@ func closeTo(t *testing.T, what string, got, want []float32) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestLSTMRunAllocatesNothing: once the step nets exist, a training step
+// through RecurrentNetwork and its gradient allocates nothing (the links
+// and aliases find their views in place).
+func TestLSTMRunAllocatesNothing(t *testing.T) {
+	m := brew.NewModel("lstm_allocs")
+	m.AddExternalInputs("x", "seq_lengths", "h0", "c0")
+	hAll, _, _, _ := brew.LSTM(m, "x", "seq_lengths", [2]string{"h0", "c0"}, 4, 3, "LSTM", brew.LSTMOptions{})
+	brew.AveragedLoss(m, hAll, "loss")
+	if _, err := m.AddGradientOperators("loss"); err != nil {
+		t.Fatal(err)
+	}
+	ws := workspace.New("")
+	defer ws.Close()
+	if err := ws.RunNetOnce(m.InitNet); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]*blob.Tensor{
+		"x": blob.MustFromSlice(make([]float32, 5*2*4), 5, 2, 4), "h0": blob.MustFromSlice(make([]float32, 6), 1, 2, 3),
+		"c0": blob.MustFromSlice(make([]float32, 6), 1, 2, 3), "seq_lengths": blob.MustFromSlice([]int32{5, 3}, 2),
+	} {
+		if err := ws.FeedBlob(name, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ws.CreateNet(m.Net, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.RunNet(m.Net.Name(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(10, func() {
+		if err := ws.RunNet(m.Net.Name(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per run", n)
+	}
+}

@@ -149,6 +149,7 @@ type recurrentNetwork struct {
 	timestep    string
 	hasBackward bool
 	recompute   []string
+	views       [][]float32 // each link's rows at the current timestep
 }
 
 func newRecurrentNetwork(b *operators.Base) (operators.Operator, error) {
@@ -172,6 +173,7 @@ func newRecurrentNetwork(b *operators.Base) (operators.Operator, error) {
 	for _, l := range o.links {
 		o.writes = append(o.writes, w[l.internal])
 	}
+	o.views = make([][]float32, len(o.links))
 	if o.aliases, err = readAliases(b); err != nil {
 		return nil, err
 	}
@@ -251,9 +253,8 @@ func (o *recurrentNetwork) Run() error {
 		if err := timestepBlob(o.Base, w, o.timestep, t); err != nil {
 			return err
 		}
-		views := make([][]float32, len(o.links))
 		for i, l := range o.links {
-			if views[i], err = l.apply(o.Base, w, t); err != nil {
+			if o.views[i], err = l.apply(o.Base, w, t); err != nil {
 				return err
 			}
 		}
@@ -267,7 +268,7 @@ func (o *recurrentNetwork) Run() error {
 		}
 		for i, l := range o.links {
 			if o.writes[i] {
-				if err := l.checkView(o.Base, w, views[i]); err != nil {
+				if err := l.checkView(o.Base, w, o.views[i]); err != nil {
 					return err
 				}
 			}
@@ -337,13 +338,10 @@ func (o *recurrentNetwork) applyAlias(a alias) error {
 	if rows > 0 {
 		row = src.Size() / rows
 	}
-	dims := src.Shape()
-	dims[0] = rows - start
-	view, err := blob.FromSlice(blob.Data[float32](src)[start*row:], dims...)
-	if err != nil {
+	o.Output(a.out) // on the operator's device, like every output
+	if err := shareRows(o.OutputBlob(a.out), src, blob.Data[float32](src)[start*row:], rows-start); err != nil {
 		return o.Errorf("alias %q → %q: %w", a.src, a.dst, err)
 	}
-	o.Output(a.out).ShareData(view)
 	return nil
 }
 
@@ -371,6 +369,9 @@ type recurrentNetworkGradient struct {
 	initial    []recurrentInput
 	gradInputs int // the output gradients before the forward inputs
 	timestep   string
+	views      [][]float32    // each link's rows at the current timestep
+	grads      []*blob.Tensor // each state's gradient
+	inputGrad  string         // the gradient of the sequence input
 }
 
 func (o *recurrentNetworkGradient) remapped(name string) string {
@@ -443,6 +444,9 @@ func newRecurrentNetworkGradient(b *operators.Base) (operators.Operator, error) 
 	for _, l := range o.links {
 		o.writes = append(o.writes, w[l.internal])
 	}
+	o.views = make([][]float32, len(o.links))
+	o.grads = make([]*blob.Tensor, len(o.states))
+	o.inputGrad = o.remapped(b.InputName(o.gradInputs) + operators.GradSuffix)
 	return o, nil
 }
 
@@ -547,7 +551,7 @@ func (o *recurrentNetworkGradient) Run() error {
 			return err
 		}
 	}
-	grads := make([]*blob.Tensor, len(o.states))
+	grads := o.grads
 	for i, s := range o.states {
 		st, err := floatBlob(o.Base, ws, s.state, "state")
 		if err != nil {
@@ -571,7 +575,7 @@ func (o *recurrentNetworkGradient) Run() error {
 			add(blob.Data[float32](grads[i])[grads[i].Size()-row:], blob.Data[float32](og))
 		}
 	}
-	inGrad := o.remapped(o.InputName(o.gradInputs) + operators.GradSuffix)
+	inGrad := o.inputGrad
 	ib := ws.GetBlob(inGrad)
 	if ib == nil {
 		return o.Errorf("the gradient %q of input %q: %w", inGrad, o.InputName(o.gradInputs), operators.ErrBlobNotFound)
@@ -604,9 +608,8 @@ func (o *recurrentNetworkGradient) Run() error {
 				}
 			}
 		}
-		views := make([][]float32, len(o.links))
 		for i, l := range o.links {
-			if views[i], err = l.apply(o.Base, w, t); err != nil {
+			if o.views[i], err = l.apply(o.Base, w, t); err != nil {
 				return err
 			}
 		}
@@ -620,7 +623,7 @@ func (o *recurrentNetworkGradient) Run() error {
 		}
 		for i, l := range o.links {
 			if o.writes[i] {
-				if err := l.checkView(o.Base, w, views[i]); err != nil {
+				if err := l.checkView(o.Base, w, o.views[i]); err != nil {
 					return err
 				}
 			}

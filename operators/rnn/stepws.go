@@ -163,14 +163,32 @@ func (l link) apply(b *operators.Base, w *stepWorkspace, t int) ([]float32, erro
 	}
 	row := ext.Size() / rows
 	data := blob.Data[float32](ext)[(t+l.offset)*row : (t+l.offset+l.window)*row : (t+l.offset+l.window)*row]
-	dims := ext.Shape()
-	dims[0] = l.window
+	return data, shareRows(w.local(l.internal), ext, data, l.window)
+}
+
+// shareRows makes bl a view of data, rows rows of src: src's shape with
+// rows as its first dim. A blob that is that view already is left as it
+// is, so that a net run again on tensors that kept their storage makes no
+// new views (and allocates nothing).
+func shareRows(bl *blob.Blob, src *blob.Tensor, data []float32, rows int) error {
+	if cur := bl.Tensor(); cur != nil && cur.DataType() == blob.Float32 && cur.NumDims() == src.NumDims() && cur.Dim(0) == rows {
+		got := blob.Data[float32](cur)
+		same := len(got) == len(data) && (len(data) == 0 || unsafe.SliceData(got) == unsafe.SliceData(data))
+		for i := 1; same && i < src.NumDims(); i++ {
+			same = cur.Dim(i) == src.Dim(i)
+		}
+		if same {
+			return nil
+		}
+	}
+	dims := src.Shape()
+	dims[0] = rows
 	view, err := blob.FromSlice(data, dims...)
 	if err != nil {
-		return nil, b.Errorf("link %q → %q: %w", l.internal, l.external, err)
+		return err
 	}
-	w.local(l.internal).MutableTensor().ShareData(view)
-	return data, nil
+	bl.MutableTensor().ShareData(view)
+	return nil
 }
 
 // checkView reports a written link whose internal blob no longer is the
