@@ -20,6 +20,10 @@ type LSTMOptions struct {
 	// cell_all, cell_last) whose gradients flow back; nil means hidden_all
 	// alone, Caffe2's default.
 	OutputsWithGrads []int
+	// MemoryOptimization keeps one gates_t for all timesteps instead of
+	// one per timestep; the backward step net recomputes it (Caffe2's
+	// memory_optimization).
+	MemoryOptimization bool
 }
 
 // LSTM adds a one-layer LSTM over input [T, N, dimIn], Caffe2's
@@ -77,13 +81,18 @@ func lstm(m *Model, input, seqLengths string, initialStates [2]string, dimIn, di
 	if err := step.Net.AddExternalOutput(hT, cT); err != nil {
 		return nil, fmt.Errorf("brew: LSTM(%q): %w", input, err)
 	}
+	var recompute []string
+	if o.MemoryOptimization {
+		recompute = []string{gates}
+	}
 	return RecurrentNet(m, step.Net.Proto(), RecurrentNetOptions{
-		Input:            [2]string{inputT, i2h},
-		InitialStates:    [][2]string{{hPrev, initialStates[0]}, {cPrev, initialStates[1]}},
-		Links:            map[string]string{hPrev: hT, cPrev: cT},
-		Timestep:         timestep,
-		Scope:            scope,
-		OutputsWithGrads: o.OutputsWithGrads,
+		Input:                    [2]string{inputT, i2h},
+		InitialStates:            [][2]string{{hPrev, initialStates[0]}, {cPrev, initialStates[1]}},
+		Links:                    map[string]string{hPrev: hT, cPrev: cT},
+		Timestep:                 timestep,
+		Scope:                    scope,
+		OutputsWithGrads:         o.OutputsWithGrads,
+		RecomputeBlobsOnBackward: recompute,
 	})
 }
 

@@ -20,6 +20,14 @@ import (
 // Σ ½·h_t² with respect to every parameter, the input and both initial
 // states, must agree. One sequence ends early, so the length masks run.
 func TestLSTMMatchesUnrolledNet(t *testing.T) {
+	for _, memOpt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("MemoryOptimization=%v", memOpt), func(t *testing.T) { lstmMatchesUnrolledNet(t, memOpt) })
+	}
+}
+
+// lstmMatchesUnrolledNet is TestLSTMMatchesUnrolledNet with or without
+// recomputing the gates on the backward pass.
+func lstmMatchesUnrolledNet(t *testing.T, memOpt bool) {
 	const T, N, DIn, D = 5, 3, 4, 3
 	rng := rand.New(rand.NewPCG(1, 2))
 	randn := func(shape ...int) *blob.Tensor {
@@ -43,7 +51,7 @@ func TestLSTMMatchesUnrolledNet(t *testing.T) {
 	// The recurrent net.
 	m := brew.NewModel("lstm")
 	m.AddExternalInputs("x", "seq_lengths", "h0", "c0", "h_all_seed")
-	hAll, _, _, _ := brew.LSTM(m, "x", "seq_lengths", [2]string{"h0", "c0"}, DIn, D, "LSTM", brew.LSTMOptions{ForgetBias: 0.5})
+	hAll, _, _, _ := brew.LSTM(m, "x", "seq_lengths", [2]string{"h0", "c0"}, DIn, D, "LSTM", brew.LSTMOptions{ForgetBias: 0.5, MemoryOptimization: memOpt})
 	if err := m.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,8 @@ func init() {
 			optest.Case{Op: rnn(brew.LSTMOptions{}), Inputs: rnnInputs(1, n, d), Grad: []int{0, 1, 2, 4, 5}, GradOutputs: []int{0}},
 			optest.Case{Name: "every output, one initial row for all", Op: rnn(brew.LSTMOptions{OutputsWithGrads: all, ForgetBias: 1}),
 				Inputs: rnnInputs(d), Grad: []int{0, 1, 2, 4, 5}, GradOutputs: all},
+			optest.Case{Name: "gates recomputed on backward", Op: rnn(brew.LSTMOptions{MemoryOptimization: true}),
+				Inputs: rnnInputs(1, n, d), Grad: []int{0, 1, 2, 4, 5}, GradOutputs: []int{0}},
 			optest.Case{Name: "forward only", Op: forwardOnly, Inputs: rnnInputs(n, d)},
 		)
 		return cases
