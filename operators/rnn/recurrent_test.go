@@ -1,6 +1,7 @@
 package rnn_test
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -127,3 +128,64 @@ func TestRecurrentNetworkGradientNeedsForward(t *testing.T) {
 		t.Errorf("got %v, want an error about the step workspaces", err)
 	}
 }
+
+// TestRecurrentNetworkMutations runs the forward and backward passes of a
+// valid RecurrentNetwork with one argument or input changed at random
+// (offsets, indices and windows to hostile values, shapes to others): each
+// run succeeds or fails with an error, never a panic.
+func TestRecurrentNetworkMutations(t *testing.T) {
+	def := lstmOp(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	hostile := []int64{-1 << 40, -9, -2, -1, 0, 1, 2, 3, 7, 1 << 31, 1 << 40}
+	var runs, failed int
+	for k := 0; k < 400; k++ {
+		d := proto.Clone(def).(*netdef.OperatorDef)
+		in := lstmInputs(3, 2)
+		switch rng.IntN(3) {
+		case 0: // an integer list argument
+			var lists []*netdef.Argument
+			for _, a := range d.Arg {
+				if len(a.Ints) > 0 {
+					lists = append(lists, a)
+				}
+			}
+			a := lists[rng.IntN(len(lists))]
+			a.Ints[rng.IntN(len(a.Ints))] = hostile[rng.IntN(len(hostile))]
+		case 1: // an input's shape
+			i := rng.IntN(len(in))
+			shape := make([]int, rng.IntN(4))
+			for j := range shape {
+				shape[j] = rng.IntN(5)
+			}
+			if i == 3 {
+				n := 1
+				for _, s := range shape {
+					n *= s
+				}
+				in[i] = blob.MustFromSlice(make([]int32, n), shape...)
+			} else {
+				in[i] = zeros(shape...)
+			}
+		case 2: // a string list argument
+			var lists []*netdef.Argument
+			for _, a := range d.Arg {
+				if len(a.Strings) > 0 {
+					lists = append(lists, a)
+				}
+			}
+			a := lists[rng.IntN(len(lists))]
+			a.Strings[rng.IntN(len(a.Strings))] = []byte(pick(rng, "LSTM/i2h", "h0", "nope", "LSTM/hidden_t_all", ""))
+		}
+		runs++
+		_, err := optest.Gradients(d, in, []int{0}, 0)
+		if err != nil {
+			failed++
+			if strings.Contains(err.Error(), "panic") {
+				t.Fatalf("mutation %d: %v\n%v", k, err, d)
+			}
+		}
+	}
+	t.Logf("%d mutated runs, %d errors, no panic", runs, failed)
+}
+
+func pick(rng *rand.Rand, s ...string) string { return s[rng.IntN(len(s))] }
