@@ -15,7 +15,7 @@ package tests
 //     UseInput, Nogradient), with the gradient makers the upstream test
 //     registers;
 //   - the Caffe2 operators that caffe2go does not implement (DotProduct,
-//     EnsureDense, SparseFunHash, LSTMUnit): made-up operators here too,
+//     EnsureDense, SparseFunHash): made-up operators here too,
 //     whose gradient makers copy Caffe2's. The tests only build their
 //     gradients and never run them.
 //
@@ -75,12 +75,6 @@ var cgMissingOps = map[string]operators.GradientMaker{
 	"SparseFunHash": func(g *operators.GradientContext) error {
 		indices, values := g.GISparse(3)
 		g.Op("SparseFunHashGradient", []string{g.GO(0), g.I(0), g.I(1), g.I(2), g.I(3)}, []string{values, indices})
-		return nil
-	},
-	"LSTMUnit": func(g *operators.GradientContext) error {
-		g.Op("LSTMUnitGradient",
-			[]string{g.I(0), g.I(1), g.I(2), g.I(3), g.I(4), g.O(0), g.O(1), g.GO(0), g.GO(1)},
-			[]string{g.GI(0), g.GI(1), g.GI(2)})
 		return nil
 	},
 }

@@ -20,6 +20,7 @@ import (
 	_ "github.com/caffe2go/caffe2go/operators/optim"
 	_ "github.com/caffe2go/caffe2go/operators/quant"
 	_ "github.com/caffe2go/caffe2go/operators/reduce"
+	_ "github.com/caffe2go/caffe2go/operators/rnn"
 	_ "github.com/caffe2go/caffe2go/operators/sequence"
 	_ "github.com/caffe2go/caffe2go/operators/sparse"
 	_ "github.com/caffe2go/caffe2go/operators/tensor"
