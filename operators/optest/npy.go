@@ -98,12 +98,12 @@ func ReadNPY(path string) (*blob.Tensor, error) {
 	}
 	n := 1
 	for _, d := range shape {
-		if d > 0 && n > len(body)/d {
-			return nil, fmt.Errorf("%s: shape %v holds more elements than its %d data bytes", path, shape, len(body))
+		if d > 0 && n > math.MaxInt32/d {
+			return nil, fmt.Errorf("%s: shape %v holds more elements than an npy file here may (2^31)", path, shape)
 		}
 		n *= d
 	}
-	if len(body) < n*size {
+	if n > len(body)/size {
 		return nil, fmt.Errorf("%s: %d data bytes for %d elements of %s", path, len(body), n, descr[1])
 	}
 	if strLen > 0 {

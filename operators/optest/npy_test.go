@@ -44,6 +44,7 @@ func TestReadNPY(t *testing.T) {
 		{"int64 2x1, version 2", npyFile("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 1), }", i64, true), blob.MustFromSlice([]int64{7, -3}, 2, 1)},
 		{"bool scalar", npyFile("{'descr': '|b1', 'fortran_order': False, 'shape': (), }", []byte{1}, false), blob.Scalar(true)},
 		{"empty", npyFile("{'descr': '<i4', 'fortran_order': False, 'shape': (0, 3), }", nil, false), blob.MustFromSlice([]int32{}, 0, 3)},
+		{"empty, zero last", npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (6, 0), }", nil, false), blob.MustFromSlice([]float32{}, 6, 0)},
 	} {
 		path := filepath.Join(t.TempDir(), "x.npy")
 		if err := os.WriteFile(path, c.file, 0o600); err != nil {
@@ -72,7 +73,7 @@ func TestReadNPYErrors(t *testing.T) {
 		{"dtype", "unsupported dtype", npyFile("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8), false)},
 		{"object", "unsupported dtype", npyFile("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8), false)},
 		{"string size", "bad string dtype", npyFile("{'descr': '|S99999', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8), false)},
-		{"huge shape", "more elements than", npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", make([]byte, 8), false)},
+		{"huge shape", "more elements than an npy file", npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", make([]byte, 8), false)},
 		{"short data", "data bytes", npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", make([]byte, 12), false)},
 		{"bad shape", "bad shape", npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", nil, false)},
 	} {
