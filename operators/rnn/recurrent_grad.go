@@ -352,4 +352,3 @@ func add(dst, src []float32) {
 		dst[i] += v
 	}
 }
-
