@@ -1,0 +1,141 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators/optest"
+)
+
+//go:generate sh -c "cd testdata/mathloss && /usr/bin/python3 gen_golden.py"
+
+// Conformance cases of the math, activation, loss and optimizer operators
+// of issue 14 (items 5 and 6); TestMathLossGolden holds the same operators
+// to the golden files of testdata/mathloss/gen_golden.py.
+func init() {
+	caseSets = append(caseSets, func(s *sampler) []optest.Case {
+		op := cgParse
+		ab := netdef.ArgBool
+		g0 := []int{0}
+		labels := optest.F32([]float64{1, 0, 0.25, 1, 0, 0.5, 0.75, 1, 0, 1, 0.5, 0}, 3, 4)
+		binary := optest.F32([]float64{1, 0, 0, 1, 0, 1, 1, 1, 0, 1, 0, 0}, 3, 4)
+		return []optest.Case{
+			{Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L"), Inputs: ts(s.in(-3, 3, 3, 4), labels), Grad: g0},
+			{Name: "log-D trick", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("log_D_trick", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
+			{Name: "unjoined", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("unjoined_lr_loss", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
+			{Op: op("WeightedSigmoidCrossEntropyWithLogits(X, T, W) -> L"), Inputs: ts(s.in(-3, 3, 2, 3), s.in(0, 1, 2, 3), s.pos(2, 3)), Grad: g0},
+		}
+	})
+}
+
+// goldenCase is one entry of testdata/mathloss/manifest.json.
+type goldenCase struct {
+	Name    string
+	Op      string
+	Args    []goldenArg
+	Inputs  []string
+	Outputs []string
+	Tol     float64
+}
+
+type goldenArg struct {
+	Name   string
+	I      *int64
+	F      *float32
+	S      *string
+	Ints   []int64
+	Floats []float32
+}
+
+func (a goldenArg) arg() *netdef.Argument {
+	switch {
+	case a.I != nil:
+		return netdef.ArgInt(a.Name, *a.I)
+	case a.F != nil:
+		return netdef.ArgFloat(a.Name, *a.F)
+	case a.S != nil:
+		return netdef.ArgString(a.Name, *a.S)
+	case a.Floats != nil:
+		return netdef.ArgFloats(a.Name, a.Floats...)
+	}
+	return netdef.ArgInts(a.Name, a.Ints...)
+}
+
+// TestMathLossGolden runs every case of testdata/mathloss/manifest.json
+// and compares its outputs with the reference's (PyTorch's, or Caffe2's
+// formula written out in NumPy), element by element.
+func TestMathLossGolden(t *testing.T) {
+	dir := filepath.Join("testdata", "mathloss")
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []goldenCase
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			read := func(name string) *blob.Tensor {
+				x, err := optest.ReadNPY(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return x
+			}
+			var inputs []*blob.Tensor
+			var in, out []string
+			for k, f := range c.Inputs {
+				inputs = append(inputs, read(f))
+				in = append(in, "in"+string(rune('0'+k)))
+			}
+			for k := range c.Outputs {
+				out = append(out, "out"+string(rune('0'+k)))
+			}
+			var args []*netdef.Argument
+			for _, a := range c.Args {
+				args = append(args, a.arg())
+			}
+			got := optest.MustRunOp(t, netdef.NewOperator(c.Op, in, out, args...), inputs...)
+			for k, f := range c.Outputs {
+				want := read(f)
+				// ReadNPY reads a 0-d array as [1].
+				scalar := got[k].NumDims() == 0 && slices.Equal(want.Dims(), []int{1})
+				if !scalar && !slices.Equal(got[k].Dims(), want.Dims()) {
+					t.Fatalf("output %d has shape %v, want %v", k, got[k].Dims(), want.Dims())
+				}
+				optest.CheckClose(t, out[k], asFloat64s(t, got[k]), asFloat64s(t, want), c.Tol)
+			}
+		})
+	}
+}
+
+// asFloat64s returns the elements of a numeric tensor as float64s.
+func asFloat64s(t *testing.T, x *blob.Tensor) []float64 {
+	t.Helper()
+	var v []float64
+	switch x.DataType() {
+	case blob.Float32:
+		for _, e := range blob.Data[float32](x) {
+			v = append(v, float64(e))
+		}
+	case blob.Float64:
+		v = append(v, blob.Data[float64](x)...)
+	case blob.Int32:
+		for _, e := range blob.Data[int32](x) {
+			v = append(v, float64(e))
+		}
+	case blob.Int64:
+		for _, e := range blob.Data[int64](x) {
+			v = append(v, float64(e))
+		}
+	default:
+		t.Fatalf("output of type %v", x.DataType())
+	}
+	return v
+}
