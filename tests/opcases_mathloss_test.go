@@ -20,7 +20,7 @@ import (
 func init() {
 	caseSets = append(caseSets, func(s *sampler) []optest.Case {
 		op := cgParse
-		ab := netdef.ArgBool
+		ab, af := netdef.ArgBool, netdef.ArgFloat
 		g0 := []int{0}
 		labels := optest.F32([]float64{1, 0, 0.25, 1, 0, 0.5, 0.75, 1, 0, 1, 0.5, 0}, 3, 4)
 		binary := optest.F32([]float64{1, 0, 0, 1, 0, 1, 1, 1, 0, 1, 0, 0}, 3, 4)
@@ -29,6 +29,35 @@ func init() {
 			{Name: "log-D trick", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("log_D_trick", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
 			{Name: "unjoined", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("unjoined_lr_loss", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
 			{Op: op("WeightedSigmoidCrossEntropyWithLogits(X, T, W) -> L"), Inputs: ts(s.in(-3, 3, 2, 3), s.in(0, 1, 2, 3), s.pos(2, 3)), Grad: g0},
+
+			// Pointwise operators (operators/math/pointwise.go).
+			{Op: op("Elu(X) -> Y", af("alpha", 0.7)), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Name: "double", Op: op("Elu(X) -> Y"), Inputs: ts(f64(s.x(3, 4))), Grad: g0},
+			{Op: op("Selu(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("Gelu(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+			{Name: "fast", Op: op("Gelu(X) -> Y", ab("fast_gelu", true)), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+			{Op: op("Swish(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+			{Op: op("Softplus(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+			{Op: op("Softsign(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("HardSigmoid(X) -> Y", af("alpha", 0.4)), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+			{Op: op("ReluN(X) -> Y", af("n", 0.5)), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("ThresholdedRelu(X) -> Y", af("alpha", 0.3)), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("Logit(X) -> Y"), Inputs: ts(s.in(0.1, 0.9, 3, 4)), Grad: g0},
+			{Op: op("Mish(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+			{Op: op("Sign(X) -> Y"), Inputs: ts(s.x(3, 4))},
+			{Op: op("Floor(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4))},
+			{Op: op("Log1p(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("Sin(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4)), Grad: g0},
+			{Op: op("Cos(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4)), Grad: g0},
+			{Op: op("Tan(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("Asin(X) -> Y"), Inputs: ts(s.in(-0.9, 0.9, 3, 4)), Grad: g0},
+			{Op: op("Acos(X) -> Y"), Inputs: ts(s.in(-0.9, 0.9, 3, 4)), Grad: g0},
+			{Op: op("Atan(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+			{Op: op("Sinh(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("Cosh(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("Rsqrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
+			{Op: op("Cbrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
+			{Op: op("Reciprocal(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
 		}
 	})
 }

@@ -5,7 +5,13 @@
 //   - variadic: Sum, Mean (MeanGradient), Max and Min (MaxGradient,
 //     MinGradient), WeightedSum (WeightedSumGradient);
 //   - unary: Negative, Exp, Log, Sqrt, Sqr, Abs (AbsGradient), Ceil,
-//     Erf (ErfGradient), Scale, Clip (ClipGradient).
+//     Erf (ErfGradient), Scale, Clip (ClipGradient);
+//   - pointwise functions and activations (pointwise.go), each with its
+//     Caffe2 gradient operator (XGradient, fed X, Y and dY in Caffe2's
+//     order): Elu, Selu, Gelu, Swish, Softplus, Softsign, HardSigmoid,
+//     ReluN, ThresholdedRelu, Logit, Mish, Log1p, Sin, Cos, Tan, Asin,
+//     Acos, Atan, Sinh, Cosh, Rsqrt, Cbrt, Reciprocal; and Sign and Floor,
+//     which have none.
 //
 // Importing the package (for its side effects) registers them.
 //

@@ -106,5 +106,67 @@ def sigmoid_xent():
 
 sigmoid_xent()
 
+
+# ------------------------------------------------------ pointwise operators
+
+def pointwise():
+    """Forward cases, and gradient cases fed the inputs Caffe2's gradient
+    maker gives (X, Y, dY in its order), with autograd's dX."""
+    sq = math.sqrt
+    specs = [
+        # name, op, args, torch function, gradient inputs, input range
+        ("elu", "Elu", {}, lambda x: F.elu(x), "Y dY", (-3, 3)),
+        ("elu_a", "Elu", {"alpha": 0.5}, lambda x: F.elu(x, 0.5), "Y dY", (-3, 3)),
+        ("selu", "Selu", {}, lambda x: F.selu(x), "Y dY", (-3, 3)),
+        ("selu_args", "Selu", {"alpha": 1.5, "scale": 2.0},
+         lambda x: 2.0 * torch.where(x > 0, x, 1.5 * torch.expm1(x)), "Y dY", (-3, 3)),
+        ("gelu", "Gelu", {}, lambda x: F.gelu(x), "dY X", (-3, 3)),
+        ("gelu_fast", "Gelu", {"fast_gelu": True}, lambda x: F.gelu(x, approximate="tanh"), "dY X", (-3, 3)),
+        ("swish", "Swish", {}, lambda x: F.silu(x), "X Y dY", (-4, 4)),
+        ("softplus", "Softplus", {}, lambda x: F.softplus(x), "Y dY", (-5, 5)),
+        ("softsign", "Softsign", {}, lambda x: F.softsign(x), "X dY", (-3, 3)),
+        ("hardsigmoid", "HardSigmoid", {}, lambda x: torch.clamp(0.2 * x + 0.5, 0, 1), "Y dY", (-4, 4)),
+        ("hardsigmoid_torch", "HardSigmoid", {"alpha": arg(1 / 6)}, lambda x: F.hardsigmoid(x), "Y dY", (-5, 5)),
+        ("relun", "ReluN", {}, lambda x: F.relu6(x), "Y dY", (-3, 9)),
+        ("relun_2", "ReluN", {"n": 2.0}, lambda x: F.hardtanh(x, 0.0, 2.0), "Y dY", (-3, 3)),
+        ("thresholdedrelu", "ThresholdedRelu", {}, lambda x: F.threshold(x, 1.0, 0.0), "Y dY", (-3, 3)),
+        ("thresholdedrelu_a", "ThresholdedRelu", {"alpha": 0.25}, lambda x: F.threshold(x, 0.25, 0.0), "Y dY", (-3, 3)),
+        ("logit", "Logit", {"eps": 0.01}, lambda x: torch.logit(x, 0.01), "X dY", (0.001, 0.999)),
+        ("mish", "Mish", {}, lambda x: F.mish(x), "X Y dY", (-4, 4)),
+        ("sign", "Sign", {}, torch.sign, None, (-3, 3)),
+        ("floor", "Floor", {}, torch.floor, None, (-3, 3)),
+        ("log1p", "Log1p", {}, torch.log1p, "X dY", (-0.9, 3)),
+        ("sin", "Sin", {}, torch.sin, "X dY", (-4, 4)),
+        ("cos", "Cos", {}, torch.cos, "X dY", (-4, 4)),
+        ("tan", "Tan", {}, torch.tan, "X dY", (-1.2, 1.2)),
+        ("asin", "Asin", {}, torch.asin, "X dY", (-0.95, 0.95)),
+        ("acos", "Acos", {}, torch.acos, "X dY", (-0.95, 0.95)),
+        ("atan", "Atan", {}, torch.atan, "X dY", (-4, 4)),
+        ("sinh", "Sinh", {}, torch.sinh, "dY X", (-3, 3)),
+        ("cosh", "Cosh", {}, torch.cosh, "dY X", (-3, 3)),
+        ("rsqrt", "Rsqrt", {}, torch.rsqrt, "dY Y", (0.1, 4)),
+        ("cbrt", "Cbrt", {}, lambda x: torch.sign(x) * torch.abs(x) ** (1 / 3), "dY Y", (-8, 8)),
+        ("reciprocal", "Reciprocal", {}, torch.reciprocal, "Y dY", (0.2, 3)),
+    ]
+    for name, op, kw, fn, gin, (lo, hi) in specs:
+        x = f32(4, 5, lo=lo, hi=hi)
+        if op in ("Sign", "Floor"):
+            x[0, :3] = [0, -2, 2]
+        X = t64(x, True)
+        y = fn(X)
+        case(name, op, [x], [y], kw)
+        if gin is None:
+            continue
+        dy = f32(4, 5)
+        y.backward(t64(dy))
+        feed = {"X": x, "Y": arr(y).astype(np.float32), "dY": dy}
+        case(name + "_grad", op + "Gradient", [feed[k] for k in gin.split()], [X.grad], kw, tol=2e-5)
+    # DOUBLE
+    x = rng.uniform(-3, 3, (3, 2))
+    case("elu_double", "Elu", [x], [F.elu(t64(x))], tol=1e-12)
+
+
+pointwise()
+
 with open("manifest.json", "w") as f:
     json.dump(cases, f, indent=1)
