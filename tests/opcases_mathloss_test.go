@@ -58,6 +58,16 @@ func init() {
 			{Op: op("Rsqrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
 			{Op: op("Cbrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
 			{Op: op("Reciprocal(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
+
+			// Optimizers.
+			{Op: op("Adadelta(p, h, d, g, lr) -> p, h, d", af("decay", 0.9)), Inputs: ts(s.x(4), s.pos(4), s.pos(4), s.x(4), f32(-0.1))},
+			{Op: op("SparseAdadelta(p, h, d, I, g, lr) -> p, h, d"), Inputs: ts(s.x(4, 2), s.pos(4, 2), s.pos(4, 2), i64(2, 0), s.x(2, 2), f32(-0.1))},
+			{Op: op("Wngrad(p, b, g, lr) -> p_out, b_out, eff, update"), Inputs: ts(s.x(4), f32(0.8), s.x(4), f32(-0.1))},
+			{Op: op("SparseWngrad(p, b, I, g, lr) -> p, b"), Inputs: ts(s.x(4, 2), f32(0.8), i32(3, 1), s.x(2, 2), f32(-0.1))},
+			{Op: op("Ftrl(w, nz, g) -> w, nz", af("alpha", 0.1)), Inputs: ts(s.x(4), s.pos(4, 2), s.x(4))},
+			{Name: "alpha input", Op: op("Ftrl(w, nz, g, alpha) -> w_out, nz_out"), Inputs: ts(s.x(4), s.pos(4, 2), s.x(4), f32(0.2))},
+			{Op: op("LearningRateAdaption(lr, g, e) -> lr"), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
+			{Name: "plain", Op: op("LearningRateAdaption(lr, g, e) -> lr_out", ab("normalized_lr_adaption", false)), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
 		}
 	})
 }
@@ -70,6 +80,7 @@ type goldenCase struct {
 	Inputs  []string
 	Outputs []string
 	Tol     float64
+	Inplace [][2]int // {input, output} pairs that are one blob
 }
 
 type goldenArg struct {
@@ -125,6 +136,9 @@ func TestMathLossGolden(t *testing.T) {
 			}
 			for k := range c.Outputs {
 				out = append(out, "out"+string(rune('0'+k)))
+			}
+			for _, p := range c.Inplace {
+				out[p[1]] = in[p[0]]
 			}
 			var args []*netdef.Argument
 			for _, a := range c.Args {

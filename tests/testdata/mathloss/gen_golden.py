@@ -38,8 +38,9 @@ def arr(a):
     return np.ascontiguousarray(a)
 
 
-def case(name, op, inputs, outputs, args=None, tol=1e-5):
-    """Records a case: inputs and outputs are lists of arrays (or tensors)."""
+def case(name, op, inputs, outputs, args=None, tol=1e-5, inplace=()):
+    """Records a case: inputs and outputs are lists of arrays (or tensors);
+    inplace lists the (input, output) pairs that are one blob."""
     ins, outs = [], []
     for k, a in enumerate(inputs):
         fn = f"{name}.in{k}.npy"
@@ -66,7 +67,8 @@ def case(name, op, inputs, outputs, args=None, tol=1e-5):
             spec.append({"name": key, "ints": list(v)})
         else:
             spec.append({"name": key, "floats": [float(x) for x in v]})
-    cases.append({"name": name, "op": op, "args": spec, "inputs": ins, "outputs": outs, "tol": tol})
+    cases.append({"name": name, "op": op, "args": spec, "inputs": ins, "outputs": outs, "tol": tol,
+                  "inplace": [list(p) for p in inplace]})
 
 
 def arg(v):
@@ -167,6 +169,86 @@ def pointwise():
 
 
 pointwise()
+
+
+# ------------------------------------------------------------- optimizers
+# PyTorch has no Caffe2-compatible Adadelta (its lr multiplies after the
+# ratio, with eps in other places), Wngrad, FTRL or learning-rate
+# adaption: the references are Caffe2's update rules (caffe2/sgd/*.h),
+# written out here in float64.
+
+def optimizers():
+    n = 6
+    w, g, lr = f32(n), f32(n), np.array([-0.1], np.float32)
+    h, d = f32(n, lo=0.1, hi=1), f32(n, lo=0.01, hi=0.5)
+    eps, decay = 1e-5, 0.95
+
+    def adadelta(w, g, h, d, lr, eps, decay):
+        w, g, h, d = (a.astype(np.float64) for a in (w, g, h, d))
+        nh = decay * h + (1 - decay) * g * g
+        ng = np.sqrt(d + eps) / np.sqrt(nh + eps) * g
+        return w + lr[0] * ng, nh, decay * d + (1 - decay) * ng * ng
+
+    case("adadelta", "Adadelta", [w, h, d, g, lr], list(adadelta(w, g, h, d, lr, eps, decay)))
+    case("adadelta_args", "Adadelta", [w, h, d, g, lr], list(adadelta(w, g, h, d, lr, arg(1e-3), arg(0.5))),
+         {"epsilon": 1e-3, "decay": 0.5})
+
+    # SparseAdadelta: rows 3 and 0 (of 4 rows of 3) get blocks 0 and 1.
+    W, H, D = f32(4, 3), f32(4, 3, lo=0.1, hi=1), f32(4, 3, lo=0.01, hi=0.5)
+    G, idx = f32(2, 3), np.array([3, 0], np.int64)
+    nW, nH, nD = W.astype(np.float64), H.astype(np.float64), D.astype(np.float64)
+    for i, r in enumerate(idx):
+        nW[r], nH[r], nD[r] = adadelta(W[r], G[i], H[r], D[r], lr, eps, decay)
+    case("sparse_adadelta", "SparseAdadelta", [W, H, D, idx, G, lr], [nW, nH, nD],
+         inplace=[(0, 0), (1, 1), (2, 2)])
+
+    # Wngrad: seq_b is a scalar.
+    b = np.array([0.7], np.float32)
+    b64, g64 = float(b[0]), g.astype(np.float64)
+    eff = lr[0] / (b64 + eps)
+    upd = eff * g64
+    nb = b64 + (g64 ** 2).sum() / (b64 + eps)
+    case("wngrad", "Wngrad", [w, b, g, lr], [w + upd, [nb], [eff], upd])
+    case("wngrad_2", "Wngrad", [w, b, g, lr], [w + upd, [nb]])
+
+    # SparseWngrad: seq_b grows by Σg²/seq_b (no ε).
+    nW = W.astype(np.float64)
+    for i, r in enumerate(idx):
+        nW[r] = W[r] + lr[0] * G[i] / (b64 + eps)
+    case("sparse_wngrad", "SparseWngrad", [W, b, np.array([3, 0], np.int32), G, lr],
+         [nW, [b64 + (G.astype(np.float64) ** 2).sum() / b64]], inplace=[(0, 0), (1, 1)])
+
+    # Ftrl (caffe2/sgd/ftrl_op.cc): n_z holds (n, z) per element.
+    nz = np.stack([f32(n, lo=0, hi=1), f32(n)], axis=1).astype(np.float32)
+
+    def ftrl(w, nz, g, alpha, beta, l1, l2):
+        w, g = w.astype(np.float64), g.astype(np.float64)
+        nn, z = nz[:, 0].astype(np.float64), nz[:, 1].astype(np.float64)
+        n2 = nn + g * g
+        sigma = (np.sqrt(n2) - np.sqrt(nn)) / alpha
+        z2 = z + g - sigma * w
+        nw = np.where(np.abs(z2) > l1, (l1 * np.sign(z2) - z2) / ((beta + np.sqrt(n2)) / alpha + l2), 0.0)
+        return nw, np.stack([n2, z2], axis=1)
+
+    w3 = w.copy()
+    w3[0] = 0
+    case("ftrl", "Ftrl", [w3, nz, g], list(ftrl(w3, nz, g, arg(0.005), 1.0, arg(0.001), arg(0.001))))
+    kw = {"alpha": 0.1, "beta": 0.5, "lambda1": 0.3, "lambda2": 0.2}
+    case("ftrl_args", "Ftrl", [w3, nz, g], list(ftrl(w3, nz, g, arg(0.1), 0.5, arg(0.3), arg(0.2))), kw)
+    case("ftrl_alpha_input", "Ftrl", [w3, nz, g, np.array([0.05], np.float32)],
+         list(ftrl(w3, nz, g, arg(0.05), 0.5, arg(0.3), arg(0.2))), kw)
+
+    # LearningRateAdaption (caffe2/sgd/learning_rate_adaption_op.h).
+    e = f32(n)
+    g64, e64 = g.astype(np.float64), e.astype(np.float64)
+    x = (g64 * e64).sum()
+    cos = x / (max(np.sqrt((g64 ** 2).sum()), 1e-12) * max(np.sqrt((e64 ** 2).sum()), 1e-12))
+    case("lr_adaption", "LearningRateAdaption", [lr, g, e], [[lr[0] * (1 - arg(0.01) * cos)]])
+    case("lr_adaption_plain", "LearningRateAdaption", [lr, g, e], [[lr[0] - arg(0.2) * x]],
+         {"lr_alpha": 0.2, "normalized_lr_adaption": False})
+
+
+optimizers()
 
 with open("manifest.json", "w") as f:
     json.dump(cases, f, indent=1)
