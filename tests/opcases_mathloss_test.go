@@ -29,6 +29,11 @@ func init() {
 			{Name: "log-D trick", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("log_D_trick", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
 			{Name: "unjoined", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("unjoined_lr_loss", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
 			{Op: op("WeightedSigmoidCrossEntropyWithLogits(X, T, W) -> L"), Inputs: ts(s.in(-3, 3, 2, 3), s.in(0, 1, 2, 3), s.pos(2, 3)), Grad: g0},
+			{Op: op("CosineEmbeddingCriterion(S, Y) -> L", af("margin", 0.1)), Inputs: ts(s.x(2, 3), blob.MustFromSlice([]int32{1, -1, -1, 1, -1, -1}, 2, 3)), Grad: g0},
+			{Op: op("MarginRankingCriterion(X1, X2, Y) -> L"), Inputs: ts(s.x(2, 3), s.in(-0.95, 1.05, 2, 3), blob.MustFromSlice([]int32{1, -1, -1, 1, 1, -1}, 2, 3)), Grad: []int{0, 1}},
+			{Op: op("PairWiseLoss(X, label, lengths) -> Y"), Inputs: ts(s.x(6, 1), optest.F32([]float64{1, 0, 2, 1, 1, 0}, 6, 1), i32(2, 4)), Grad: g0},
+			{Name: "one session", Op: op("PairWiseLoss(X, label) -> Y"), Inputs: ts(s.x(5), f32(0, 1, 2, 1, 3)), Grad: g0},
+			{Op: op("BernoulliJSD(X, T) -> L"), Inputs: ts(s.in(0.1, 0.9, 5), s.in(0.1, 0.9, 5)), Grad: g0},
 
 			// Pointwise operators (operators/math/pointwise.go).
 			{Op: op("Elu(X) -> Y", af("alpha", 0.7)), Inputs: ts(s.x(3, 4)), Grad: g0},

@@ -3,7 +3,10 @@
 // AveragedLoss, SigmoidCrossEntropyWithLogits and
 // WeightedSigmoidCrossEntropyWithLogits (each with its Caffe2 gradient
 // operator) and Accuracy, which must never be differentiated. The sigmoid
-// cross entropies are FLOAT only, as in Caffe2.
+// cross entropies are FLOAT only, as in Caffe2, as are the criteria of
+// pairs and rankings (ranking.go): CosineEmbeddingCriterion,
+// MarginRankingCriterion, PairWiseLoss and BernoulliJSD, each with its
+// gradient operator.
 //
 // The differentiable operators take float (FLOAT or DOUBLE) inputs and
 // produce outputs of the same type; labels are int32. Gradient operators and

@@ -109,6 +109,77 @@ def sigmoid_xent():
 sigmoid_xent()
 
 
+def ranking():
+    # CosineEmbeddingCriterion: 1 − S for Y = 1, max(0, S − margin) else.
+    S = f32(3, 4, lo=-1, hi=1)
+    Y = np.where(rng.uniform(size=(3, 4)) > 0.5, 1, -1).astype(np.int32)
+    d = f32(3, 4)
+    for name, kw, margin in [("cec", {}, 0.0), ("cec_margin", {"margin": 0.2}, arg(0.2))]:
+        St = t64(S, True)
+        out = torch.where(torch.tensor(Y == 1), 1 - St, torch.clamp(St - margin, min=0))
+        out.backward(t64(d))
+        case(name, "CosineEmbeddingCriterion", [S, Y], [out], kw)
+        case(name + "_grad", "CosineEmbeddingCriterionGradient", [S, Y, d], [St.grad], kw)
+    # MarginRankingCriterion: torch's margin_ranking_loss.
+    x1, x2, dl = f32(2, 5), f32(2, 5), f32(2, 5)
+    y = np.where(rng.uniform(size=(2, 5)) > 0.5, 1, -1).astype(np.int32)
+    for name, kw, margin in [("mrc", {}, 1.0), ("mrc_margin", {"margin": 0.1}, arg(0.1))]:
+        X1, X2 = t64(x1, True), t64(x2, True)
+        loss = F.margin_ranking_loss(X1, X2, t64(y), margin=margin, reduction="none")
+        loss.backward(t64(dl))
+        case(name, "MarginRankingCriterion", [x1, x2, y], [loss], kw)
+        case(name + "_grad", "MarginRankingCriterionGradient", [x1, x2, y, dl], [X1.grad, X2.grad], kw)
+    # PairWiseLoss: per session, the mean over pairs of differing labels of
+    # softplus(−(x_hi − x_lo)).
+    x = f32(7, 1)
+    lab = np.array([[1], [0], [2], [1], [1], [0], [3]], np.float32)
+    lengths = np.array([3, 0, 4], np.int32)
+    dy = f32(3)
+
+    def pairwise(X, lens):
+        out, off = [], 0
+        for n in lens:
+            terms = []
+            for i in range(off, off + n):
+                for j in range(off, i):
+                    if lab[i, 0] == lab[j, 0]:
+                        continue
+                    hi, lo = (i, j) if lab[i, 0] > lab[j, 0] else (j, i)
+                    terms.append(F.softplus(-(X[hi, 0] - X[lo, 0])))
+            out.append(torch.stack(terms).mean() if terms else torch.zeros((), dtype=torch.float64))
+            off += n
+        return torch.stack(out)
+
+    X = t64(x, True)
+    loss = pairwise(X, lengths)
+    loss.backward(t64(dy))
+    case("pairwise", "PairWiseLoss", [x, lab, lengths], [loss])
+    case("pairwise_grad", "PairWiseLossGradient", [x, lab, dy, lengths], [X.grad])
+    X = t64(x, True)
+    loss = pairwise(X, [7])
+    loss.backward(t64(dy[:1]))
+    case("pairwise_one", "PairWiseLoss", [x[:, 0], lab[:, 0]], [loss])
+    case("pairwise_one_grad", "PairWiseLossGradient", [x[:, 0], lab[:, 0], dy[:1]], [X.grad[:, 0]])
+    # BernoulliJSD: H((p + t)/2) − (H(p) + H(t))/2, H the binary entropy.
+    p, t = f32(6, lo=0.05, hi=0.95), f32(6, lo=0.05, hi=0.95)
+    t[0] = 0  # H(0) = 0
+    g = f32(6)
+
+    def H(q):
+        return -(q * torch.log(q) + (1 - q) * torch.log(1 - q))
+
+    P = t64(p, True)
+    T = t64(t)
+    HT = torch.where(T > 0, H(T.clamp(1e-30, 1 - 1e-16)), torch.zeros_like(T))
+    L = H((P + T) / 2) - (H(P) + HT) / 2
+    L.backward(t64(g))
+    case("jsd", "BernoulliJSD", [p, t], [L])
+    case("jsd_grad", "BernoulliJSDGradient", [g, p, t], [P.grad])
+
+
+ranking()
+
+
 # ------------------------------------------------------ pointwise operators
 
 def pointwise():
