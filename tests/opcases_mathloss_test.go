@@ -9,6 +9,7 @@ import (
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
+	"github.com/caffe2go/caffe2go/operators"
 	"github.com/caffe2go/caffe2go/operators/optest"
 )
 
@@ -20,7 +21,8 @@ import (
 func init() {
 	caseSets = append(caseSets, func(s *sampler) []optest.Case {
 		op := cgParse
-		ab, af := netdef.ArgBool, netdef.ArgFloat
+		ab, af, ai, as := netdef.ArgBool, netdef.ArgFloat, netdef.ArgInt, netdef.ArgString
+		ais, afs := netdef.ArgInts, netdef.ArgFloats
 		g0 := []int{0}
 		labels := optest.F32([]float64{1, 0, 0.25, 1, 0, 0.5, 0.75, 1, 0, 1, 0.5, 0}, 3, 4)
 		binary := optest.F32([]float64{1, 0, 0, 1, 0, 1, 1, 1, 0, 1, 0, 0}, 3, 4)
@@ -63,6 +65,29 @@ func init() {
 			{Op: op("Rsqrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
 			{Op: op("Cbrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
 			{Op: op("Reciprocal(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
+
+			// Row-wise products, statistics and transforms.
+			{Op: op("DotProduct(X, Y) -> Z"), Inputs: ts(s.x(3, 4), s.x(3, 4)), Grad: []int{0, 1}},
+			{Op: op("CosineSimilarity(X, Y) -> Z"), Inputs: ts(s.x(3, 4), s.x(3, 4)), Grad: []int{0, 1}},
+			{Op: op("SquareRootDivide(X, scale) -> Y"), Inputs: ts(s.x(3, 2), f32(4, 0, 2.5)), Grad: g0},
+			{Name: "int scale", Op: op("SquareRootDivide(X, scale) -> Y"), Inputs: ts(s.x(3, 2), i64(4, 0, 2))},
+			{Op: op("Moments(X) -> mean, var", ais("axes", 0, 2)), Inputs: ts(s.x(2, 3, 2)), Grad: g0},
+			{Name: "all axes", Op: op("Moments(X) -> mean, var", ai("keepdims", 0)), Inputs: ts(s.x(2, 3)), Grad: g0},
+			{Op: op("BatchMoments(X) -> mu, var"), Inputs: ts(s.x(2, 3, 2, 2)), Grad: g0},
+			{Name: "NHWC", Op: op("BatchMoments(X) -> mu, var", as("order", "NHWC")), Inputs: ts(s.x(2, 2, 3)), Grad: g0},
+			{Op: op("LpNorm(X) -> Z"), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Name: "L1 average", Op: op("LpNorm(X) -> Z", ai("p", 1), ab("average", true)), Inputs: ts(s.x(3, 4)), Grad: g0},
+			{Op: op("Mod(X) -> Y", ai("divisor", 3)), Inputs: ts(i32(-7, -3, 0, 4, 11))},
+			{Name: "sign follows divisor", Op: op("Mod(X) -> Y", ai("divisor", -4), ab("sign_follow_divisor", true)), Inputs: ts(i64(-7, -3, 0, 4, 11))},
+			// No numeric check: the gradient is negated on purpose
+			// (TestMathLossGradientDefs checks its maker).
+			{Op: op("NegateGradient(X) -> Y"), Inputs: ts(s.x(3, 4))},
+			{Op: op("BatchBoxCox(X, l1, l2) -> Y"), Inputs: ts(s.pos(3, 2), f32(0, 0.5), f32(0.5, 0.25))},
+			{Op: op("PiecewiseLinearTransform(X) -> Y", afs("bounds", 0, 0.5, 1, -1, 0, 1), afs("slopes", 1, 2, 0.5, -1), afs("intercepts", 0, -0.5, 1, 0)), Inputs: ts(s.x(4, 2))},
+			{Name: "binary, functions as inputs", Op: op("PiecewiseLinearTransform(X, b, s, c) -> Y", ab("binary", true)), Inputs: ts(s.in(0, 1, 4, 2), f32(0, 0.5, 1), f32(1, 2), f32(0, -0.5))},
+			{Op: op("SinusoidPositionEncoding(P) -> Y", ai("embedding_size", 4)), Inputs: ts(blob.MustFromSlice([]int64{0, 1, 5, 2, 9, 3}, 3, 2))},
+			{Op: op("ClipTensorByScaling(X, val) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2))},
+			{Name: "threshold input", Op: op("ClipTensorByScaling(X, val, t) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2), f32(3))},
 
 			// Optimizers.
 			{Op: op("Adadelta(p, h, d, g, lr) -> p, h, d", af("decay", 0.9)), Inputs: ts(s.x(4), s.pos(4), s.pos(4), s.x(4), f32(-0.1))},
@@ -186,4 +211,61 @@ func asFloat64s(t *testing.T, x *blob.Tensor) []float64 {
 		t.Fatalf("output of type %v", x.DataType())
 	}
 	return v
+}
+
+// TestMathLossGradientDefs holds the gradient makers of these operators to
+// Caffe2's: the gradient operators' types and their inputs and outputs, in
+// Caffe2's order.
+func TestMathLossGradientDefs(t *testing.T) {
+	pw := func(typ, in string) [2]string {
+		return [2]string{typ + "(X) -> Y", typ + "Gradient(" + in + ") -> X_grad"}
+	}
+	cases := [][2]string{
+		{"SigmoidCrossEntropyWithLogits(X, T) -> L", "SigmoidCrossEntropyWithLogitsGradient(L_grad, X, T) -> X_grad"},
+		{"WeightedSigmoidCrossEntropyWithLogits(X, T, W) -> L", "WeightedSigmoidCrossEntropyWithLogitsGradient(L_grad, X, T, W) -> X_grad"},
+		{"CosineEmbeddingCriterion(S, Y) -> L", "CosineEmbeddingCriterionGradient(S, Y, L_grad) -> S_grad"},
+		{"MarginRankingCriterion(A, B, Y) -> L", "MarginRankingCriterionGradient(A, B, Y, L_grad) -> A_grad, B_grad"},
+		{"PairWiseLoss(X, T) -> L", "PairWiseLossGradient(X, T, L_grad) -> X_grad"},
+		{"PairWiseLoss(X, T, n) -> L", "PairWiseLossGradient(X, T, L_grad, n) -> X_grad"},
+		{"BernoulliJSD(X, T) -> L", "BernoulliJSDGradient(L_grad, X, T) -> X_grad"},
+		pw("Elu", "Y, Y_grad"), pw("Selu", "Y, Y_grad"), pw("Gelu", "Y_grad, X"), pw("Swish", "X, Y, Y_grad"),
+		pw("Softplus", "Y, Y_grad"), pw("Softsign", "X, Y_grad"), pw("HardSigmoid", "Y, Y_grad"),
+		pw("ReluN", "Y, Y_grad"), pw("ThresholdedRelu", "Y, Y_grad"), pw("Logit", "X, Y_grad"),
+		pw("Mish", "X, Y, Y_grad"), pw("Log1p", "X, Y_grad"), pw("Sin", "X, Y_grad"), pw("Cos", "X, Y_grad"),
+		pw("Tan", "X, Y_grad"), pw("Asin", "X, Y_grad"), pw("Acos", "X, Y_grad"), pw("Atan", "X, Y_grad"),
+		pw("Sinh", "Y_grad, X"), pw("Cosh", "Y_grad, X"), pw("Rsqrt", "Y_grad, Y"), pw("Cbrt", "Y_grad, Y"),
+		pw("Reciprocal", "Y, Y_grad"),
+		{"DotProduct(X, Y) -> Z", "DotProductGradient(X, Y, Z_grad) -> X_grad, Y_grad"},
+		{"CosineSimilarity(X, Y) -> Z", "CosineSimilarityGradient(X, Y, Z_grad) -> X_grad, Y_grad"},
+		{"SquareRootDivide(X, s) -> Y", "SquareRootDivide(Y_grad, s) -> X_grad"},
+		{"Moments(X) -> m, v", "MomentsGradient(m_grad, v_grad, X, m) -> X_grad"},
+		{"BatchMoments(X) -> m, v", "BatchMomentsGradient(m_grad, v_grad, X) -> X_grad"},
+		{"LpNorm(X) -> Z", "LpNormGradient(X, Z_grad) -> X_grad"},
+		{"NegateGradient(X) -> Y", "Negative(Y_grad) -> X_grad"},
+	}
+	for _, c := range cases {
+		fwd, want := cgParse(c[0]), cgParse(c[1])
+		t.Run(fwd.GetType(), func(t *testing.T) {
+			var gradOut []operators.Gradient
+			for _, o := range fwd.Output {
+				gradOut = append(gradOut, operators.Dense(o+"_grad"))
+			}
+			defs, err := operators.GetGradientDefs(fwd, gradOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(defs.Ops) != 1 {
+				t.Fatalf("%d gradient operators, want 1", len(defs.Ops))
+			}
+			g := defs.Ops[0]
+			if g.GetType() != want.GetType() || !slices.Equal(g.Input, want.Input) || !slices.Equal(g.Output, want.Output) {
+				t.Errorf("gradient %s(%v) -> %v, want %s", g.GetType(), g.Input, g.Output, c[1])
+			}
+		})
+	}
+	for _, typ := range []string{"Sign", "Mod", "Ftrl", "Adadelta", "SparseAdadelta", "Wngrad", "SparseWngrad", "LearningRateAdaption", "ClipTensorByScaling"} {
+		if _, err := operators.GetGradientDefs(cgParse(typ+"(X) -> Y"), []operators.Gradient{operators.Dense("Y_grad")}); err == nil {
+			t.Errorf("%s: a gradient, want none (Caffe2: SHOULD_NOT_DO_GRADIENT)", typ)
+		}
+	}
 }

@@ -11,7 +11,14 @@
 //     order): Elu, Selu, Gelu, Swish, Softplus, Softsign, HardSigmoid,
 //     ReluN, ThresholdedRelu, Logit, Mish, Log1p, Sin, Cos, Tan, Asin,
 //     Acos, Atan, Sinh, Cosh, Rsqrt, Cbrt, Reciprocal; and Sign and Floor,
-//     which have none.
+//     which have none;
+//   - row-wise products and statistics, FLOAT as in Caffe2, with their
+//     gradients: DotProduct, CosineSimilarity, SquareRootDivide, Moments,
+//     BatchMoments (mean and mean square per channel), LpNorm (Σ|x| or
+//     Σx², no root);
+//   - transforms: Mod (INT32, INT64), NegateGradient (identity whose
+//     gradient is negated), BatchBoxCox, PiecewiseLinearTransform,
+//     SinusoidPositionEncoding, ClipTensorByScaling.
 //
 // Importing the package (for its side effects) registers them.
 //

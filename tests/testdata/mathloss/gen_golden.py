@@ -41,6 +41,7 @@ def arr(a):
 def case(name, op, inputs, outputs, args=None, tol=1e-5, inplace=()):
     """Records a case: inputs and outputs are lists of arrays (or tensors);
     inplace lists the (input, output) pairs that are one blob."""
+    assert all(c["name"] != name for c in cases), name
     ins, outs = [], []
     for k, a in enumerate(inputs):
         fn = f"{name}.in{k}.npy"
@@ -320,6 +321,134 @@ def optimizers():
 
 
 optimizers()
+
+
+# ------------------------------------------------ row-wise and statistics
+
+def rowwise_stats():
+    x, y, dz = f32(3, 4), f32(3, 4), f32(3)
+    X, Y = t64(x, True), t64(y, True)
+    z = (X * Y).sum(1)
+    z.backward(t64(dz))
+    case("dot", "DotProduct", [x, y], [z])
+    case("dot_grad", "DotProductGradient", [x, y, dz], [X.grad, Y.grad])
+    x1 = f32(5)
+    case("dot_1d", "DotProduct", [x1, x1], [x1.astype(np.float64) ** 2])
+    X, Y = t64(x, True), t64(y, True)
+    z = F.cosine_similarity(X, Y, dim=1)
+    z.backward(t64(dz))
+    case("cosine", "CosineSimilarity", [x, y], [z])
+    case("cosine_grad", "CosineSimilarityGradient", [x, y, dz], [X.grad, Y.grad])
+    # SquareRootDivide: row i divided by √scale[i]; a 0 scale leaves it.
+    data = f32(4, 2, 3)
+    for name, scale in [("srd", np.array([4, 0, 2.25, 9], np.float32)), ("srd_int", np.array([4, 0, 2, 9], np.int32)),
+                        ("srd_int64", np.array([1, 16, 0, 3], np.int64))]:
+        m = np.where(scale == 0, 1.0, 1 / np.sqrt(np.maximum(scale.astype(np.float64), 1e-300)))
+        case(name, "SquareRootDivide", [data, scale], [data * m[:, None, None]])
+    # Moments: torch.var_mean (population variance).
+    x = f32(2, 3, 4)
+    for name, kw, dims, keep in [("moments", {}, (0, 1, 2), True),
+                                 ("moments_axes", {"axes": [0, 2], "keepdims": False}, (0, 2), False),
+                                 ("moments_neg", {"axes": [-1]}, (2,), True)]:
+        X = t64(x, True)
+        var, mean = torch.var_mean(X, dims, unbiased=False, keepdim=keep)
+        dm, dv = f32(*mean.shape), f32(*var.shape)
+        (mean * t64(dm)).sum().add((var * t64(dv)).sum()).backward()
+        case(name, "Moments", [x], [mean, var], kw)
+        case(name + "_grad", "MomentsGradient", [dm, dv, x, arr(mean).astype(np.float32)], [X.grad], kw)
+    # BatchMoments: per-channel mean and mean square.
+    x = f32(2, 3, 2, 2)
+    for name, kw, xin, dims in [("bmoments", {}, x, (0, 2, 3)),
+                                ("bmoments_nhwc", {"order": "NHWC"}, np.ascontiguousarray(x.transpose(0, 2, 3, 1)), (0, 1, 2))]:
+        X = t64(xin, True)
+        mu, ms = X.mean(dims), (X * X).mean(dims)
+        dmu, dms = f32(3), f32(3)
+        ((mu * t64(dmu)).sum() + (ms * t64(dms)).sum()).backward()
+        case(name, "BatchMoments", [xin], [mu, ms], kw)
+        case(name + "_grad", "BatchMomentsGradient", [dmu, dms, xin], [X.grad], kw)
+    # LpNorm: Σ|x| or Σx² (no root), optionally averaged.
+    x = f32(3, 4)
+    dz = f32(1)
+    for name, kw, fn in [("lp2", {}, lambda X: (X * X).sum()),
+                         ("lp1", {"p": 1}, lambda X: X.abs().sum()),
+                         ("lp1_avg", {"p": 1, "average": True}, lambda X: X.abs().mean()),
+                         ("lp2_avg", {"average": True}, lambda X: (X * X).mean())]:
+        X = t64(x, True)
+        z = fn(X).reshape(1)
+        z.backward(t64(dz))
+        case(name, "LpNorm", [x], [z], kw)
+        case(name + "_grad", "LpNormGradient", [x, dz], [X.grad], kw)
+
+
+def transforms():
+    # Mod: np.fmod keeps the dividend's sign, np.mod the divisor's.
+    x = rng.integers(-50, 50, size=(3, 5)).astype(np.int32)
+    case("mod", "Mod", [x], [np.fmod(x, 7)], {"divisor": 7})
+    case("mod_follow", "Mod", [x.astype(np.int64)], [np.mod(x.astype(np.int64), -6)], {"divisor": -6, "sign_follow_divisor": True})
+    case("mod_follow_pos", "Mod", [x], [np.mod(x, 4)], {"divisor": 4, "sign_follow_divisor": True})
+    x = f32(2, 3)
+    case("negate_gradient", "NegateGradient", [x], [x])
+    # BatchBoxCox (Caffe2's definition, eps 1e-6 on the shifted data).
+    data = f32(4, 3, lo=-0.5, hi=3)
+    l1 = np.array([0, 0.5, -1.5], np.float32)
+    l2 = np.array([0.5, 1, 0.25], np.float32)
+    b = np.maximum(data.astype(np.float64) + l2, 1e-6)
+    with np.errstate(divide="ignore"):
+        out = np.where(l1 == 0, np.log(b), (b ** l1.astype(np.float64) - 1) / np.where(l1 == 0, 1, l1))
+    case("boxcox", "BatchBoxCox", [data, l1, l2], [out], tol=2e-5)
+    # PiecewiseLinearTransform: piece k covers (b[k], b[k+1]]; values
+    # outside the bounds take the function's value at the nearer bound.
+    bounds = [[0.0, 0.3, 0.6, 1.0], [-1.0, 0.0, 1.0, 2.0]]
+    slopes = [[1.0, 2.0, 0.5], [0.2, -1.0, 3.0]]
+    inters = [[0.0, -0.3, 0.6], [1.0, 0.5, -2.0]]
+
+    def plt(x, b, s, c):
+        b, s, c = np.float32(b).astype(np.float64), np.float32(s).astype(np.float64), np.float32(c).astype(np.float64)
+        y = np.empty_like(x, dtype=np.float64)
+        for i, v in enumerate(x):
+            if v <= b[0]:
+                y[i] = s[0] * b[0] + c[0]
+            elif v >= b[-1]:
+                y[i] = s[-1] * b[-1] + c[-1]
+            else:
+                k = max(k for k in range(len(s)) if b[k] < v)
+                y[i] = s[k] * v + c[k]
+        return y
+
+    x = f32(6, 2, lo=-1.5, hi=2.5)
+    x[0] = [0.3, 1.0]  # on inner bounds
+    want = np.stack([plt(x[:, j], bounds[j], slopes[j], inters[j]) for j in range(2)], axis=1)
+    flat = lambda v: [float(np.float32(e)) for row in v for e in row]
+    case("plt", "PiecewiseLinearTransform", [x], [want],
+         {"bounds": flat(bounds), "slopes": flat(slopes), "intercepts": flat(inters)})
+    case("plt_inputs", "PiecewiseLinearTransform",
+         [x, np.float32(bounds).ravel(), np.float32(slopes).ravel(), np.float32(inters).ravel()], [want])
+    p = f32(5, 2, lo=0, hi=1)
+    yb = plt(p[:, 1], bounds[0], slopes[0], inters[0])
+    case("plt_binary", "PiecewiseLinearTransform", [p], [np.stack([1 - yb, yb], axis=1)],
+         {"bounds": flat(bounds[:1]), "slopes": flat(slopes[:1]), "intercepts": flat(inters[:1]), "binary": True})
+    case("plt_binary_1d", "PiecewiseLinearTransform", [p[:, 0]], [plt(p[:, 0], bounds[0], slopes[0], inters[0])],
+         {"bounds": flat(bounds[:1]), "slopes": flat(slopes[:1]), "intercepts": flat(inters[:1]), "binary": True})
+    # SinusoidPositionEncoding: sin(p/α^(k/E)) for even k, cos for odd;
+    # every column of row i encodes positions[i, 0].
+    pos = np.array([[0, 3, 9], [7, 1, 1], [120, 5, 2]], np.int64)
+    for name, kw, E, alpha, amp in [("sinusoid", {"embedding_size": 6}, 6, 10000.0, 1.0),
+                                    ("sinusoid_args", {"embedding_size": 5, "alpha": 100.0, "amplitude": 2.0}, 5, 100.0, 2.0)]:
+        k = np.arange(E)
+        ang = pos[:, :1, None].astype(np.float64) / alpha ** (k / E)
+        enc = amp * np.where(k % 2 == 0, np.sin(ang), np.cos(ang))
+        case(name, "SinusoidPositionEncoding", [pos.astype(np.int32) if E == 5 else pos],
+             [np.broadcast_to(enc, (3, 3, E))], kw, tol=1e-4)
+    # ClipTensorByScaling
+    x = f32(2, 3)
+    case("clip_scaling", "ClipTensorByScaling", [x, np.array([5], np.float32)], [x * (2 / 5)], {"threshold": 2.0})
+    case("clip_scaling_under", "ClipTensorByScaling", [x, np.array([1.5], np.float32)], [x], {"threshold": 2.0})
+    case("clip_scaling_input", "ClipTensorByScaling", [x, np.array([5], np.float32), np.array([0.5], np.float32)],
+         [x * (1 / 5)], {"threshold": 2.0})
+
+
+rowwise_stats()
+transforms()
 
 with open("manifest.json", "w") as f:
     json.dump(cases, f, indent=1)
