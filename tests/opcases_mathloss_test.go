@@ -89,6 +89,16 @@ func init() {
 			{Op: op("ClipTensorByScaling(X, val) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2))},
 			{Name: "threshold input", Op: op("ClipTensorByScaling(X, val, t) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2), f32(3))},
 
+			// Per-feature layers.
+			{Op: op("ElementwiseLinear(X, a, b) -> Y"), Inputs: ts(s.x(3, 4), s.x(4), s.x(4)), Grad: []int{0, 1, 2}},
+			{Name: "axis 2", Op: op("ElementwiseLinear(X, a, b) -> Y", ai("axis", 2)), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}},
+			{Op: op("AffineChannel(X, scale, bias) -> Y"), Inputs: ts(s.x(2, 3, 2, 2), s.x(3), s.x(3)), Grad: g0},
+			{Name: "learnable NHWC", Op: op("AffineChannel(X, scale, bias) -> Y", ab("is_learnable", true), as("order", "NHWC")), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}},
+			{Op: op("RMSNorm(X, gamma, beta) -> Y, rrms"), Inputs: ts(s.x(3, 4), s.x(4), s.x(4)), Grad: []int{0, 1, 2}, GradOutputs: g0},
+			{Name: "axis 2, eps", Op: op("RMSNorm(X, gamma, beta) -> Y, rrms", ai("axis", 2), af("eps", 0.1)), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}, GradOutputs: g0},
+			{Op: op("Glu(X) -> Y"), Inputs: ts(s.x(3, 4))},
+			{Name: "dim 1", Op: op("Glu(X) -> Y", ai("dim", 1)), Inputs: ts(s.x(2, 4, 3))},
+
 			// Optimizers.
 			{Op: op("Adadelta(p, h, d, g, lr) -> p, h, d", af("decay", 0.9)), Inputs: ts(s.x(4), s.pos(4), s.pos(4), s.x(4), f32(-0.1))},
 			{Op: op("SparseAdadelta(p, h, d, I, g, lr) -> p, h, d"), Inputs: ts(s.x(4, 2), s.pos(4, 2), s.pos(4, 2), i64(2, 0), s.x(2, 2), f32(-0.1))},
@@ -242,6 +252,9 @@ func TestMathLossGradientDefs(t *testing.T) {
 		{"BatchMoments(X) -> m, v", "BatchMomentsGradient(m_grad, v_grad, X) -> X_grad"},
 		{"LpNorm(X) -> Z", "LpNormGradient(X, Z_grad) -> X_grad"},
 		{"NegateGradient(X) -> Y", "Negative(Y_grad) -> X_grad"},
+		{"ElementwiseLinear(X, a, b) -> Y", "ElementwiseLinearGradient(Y_grad, X, a) -> X_grad, a_grad, b_grad"},
+		{"AffineChannel(X, s, b) -> Y", "AffineChannelGradient(Y_grad, s) -> X_grad"},
+		{"RMSNorm(X, g, b) -> Y, r", "RMSNormGradient(Y_grad, X, g, r) -> X_grad, g_grad, b_grad"},
 	}
 	for _, c := range cases {
 		fwd, want := cgParse(c[0]), cgParse(c[1])
@@ -262,6 +275,14 @@ func TestMathLossGradientDefs(t *testing.T) {
 				t.Errorf("gradient %s(%v) -> %v, want %s", g.GetType(), g.Input, g.Output, c[1])
 			}
 		})
+	}
+	learnable := cgParse("AffineChannel(X, s, b) -> Y", netdef.ArgBool("is_learnable", true))
+	defs, err := operators.GetGradientDefs(learnable, []operators.Gradient{operators.Dense("Y_grad")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := defs.Ops[0]; !slices.Equal(g.Input, []string{"Y_grad", "s", "X"}) || !slices.Equal(g.Output, []string{"X_grad", "s_grad", "b_grad"}) {
+		t.Errorf("learnable AffineChannel: gradient %s(%v) -> %v, want AffineChannelGradient(Y_grad, s, X) -> X_grad, s_grad, b_grad", g.GetType(), g.Input, g.Output)
 	}
 	for _, typ := range []string{"Sign", "Mod", "Ftrl", "Adadelta", "SparseAdadelta", "Wngrad", "SparseWngrad", "LearningRateAdaption", "ClipTensorByScaling"} {
 		if _, err := operators.GetGradientDefs(cgParse(typ+"(X) -> Y"), []operators.Gradient{operators.Dense("Y_grad")}); err == nil {

@@ -448,6 +448,55 @@ def transforms():
 
 
 rowwise_stats()
+
+
+# -------------------------------------------------- per-feature layers
+
+def layers():
+    # ElementwiseLinear: X·a + b over the rows of X flattened at axis.
+    for name, kw, shape, d in [("elin", {}, (3, 4), 4), ("elin_axis", {"axis": 2}, (2, 2, 3), 3)]:
+        x, a, b = f32(*shape), f32(d), f32(d)
+        X, A, B = t64(x, True), t64(a, True), t64(b, True)
+        y = X * A + B
+        dy = f32(*shape)
+        y.backward(t64(dy))
+        case(name, "ElementwiseLinear", [x, a, b], [y], kw)
+        case(name + "_grad", "ElementwiseLinearGradient", [dy, x, a], [X.grad, A.grad, B.grad], kw)
+    # AffineChannel: X·scale[c] + bias[c].
+    x, sc, bi = f32(2, 3, 2, 2), f32(3), f32(3)
+    for name, kw, xin, view in [("affine", {}, x, (1, 3, 1, 1)),
+                                ("affine_nhwc", {"order": "NHWC"}, np.ascontiguousarray(x.transpose(0, 2, 3, 1)), (1, 1, 1, 3))]:
+        X, S, B = t64(xin, True), t64(sc, True), t64(bi, True)
+        y = X * S.reshape(view) + B.reshape(view)
+        dy = f32(*xin.shape)
+        y.backward(t64(dy))
+        case(name, "AffineChannel", [xin, sc, bi], [y], kw)
+        case(name + "_grad", "AffineChannelGradient", [dy, sc], [X.grad], kw)
+        case(name + "_grad_learnable", "AffineChannelGradient", [dy, sc, xin], [X.grad, S.grad, B.grad],
+             dict(kw, is_learnable=True))
+    # RMSNorm: x·(mean(x²) + eps)^-½·gamma + beta over the rows at axis.
+    for name, kw, shape, axis, eps in [("rmsnorm", {}, (3, 4), 1, 0.0),
+                                       ("rmsnorm_axis", {"axis": 2, "eps": 0.1}, (2, 2, 3), 2, arg(0.1))]:
+        x = f32(*shape)
+        d = int(np.prod(shape[axis:]))
+        g, b = f32(d), f32(d)
+        X, G, B = t64(x, True), t64(g, True), t64(b, True)
+        flat = X.reshape(-1, d)
+        rr = torch.rsqrt((flat * flat).mean(1) + eps)
+        y = (flat * rr[:, None] * G + B).reshape(shape)
+        dy = f32(*shape)
+        y.backward(t64(dy))
+        case(name, "RMSNorm", [x, g, b], [y, rr.reshape(shape[:axis])], kw)
+        case(name + "_grad", "RMSNormGradient", [dy, x, g, arr(rr).astype(np.float32).reshape(shape[:axis])],
+             [X.grad, G.grad, B.grad], kw)
+    # Glu: torch's glu.
+    x = f32(2, 4, 3)
+    case("glu_dim1", "Glu", [x], [F.glu(t64(x), 1)], {"dim": 1})
+    x = f32(3, 6)
+    case("glu_last", "Glu", [x], [F.glu(t64(x), -1)])
+
+
+layers()
 transforms()
 
 with open("manifest.json", "w") as f:
