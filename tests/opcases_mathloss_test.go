@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,98 +19,98 @@ import (
 // Conformance cases of the math, activation, loss and optimizer operators
 // of issue 14 (items 5 and 6); TestMathLossGolden holds the same operators
 // to the golden files of testdata/mathloss/gen_golden.py.
-func init() {
-	caseSets = append(caseSets, func(s *sampler) []optest.Case {
-		op := cgParse
-		ab, af, ai, as := netdef.ArgBool, netdef.ArgFloat, netdef.ArgInt, netdef.ArgString
-		ais, afs := netdef.ArgInts, netdef.ArgFloats
-		g0 := []int{0}
-		labels := optest.F32([]float64{1, 0, 0.25, 1, 0, 0.5, 0.75, 1, 0, 1, 0.5, 0}, 3, 4)
-		binary := optest.F32([]float64{1, 0, 0, 1, 0, 1, 1, 1, 0, 1, 0, 0}, 3, 4)
-		return []optest.Case{
-			{Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L"), Inputs: ts(s.in(-3, 3, 3, 4), labels), Grad: g0},
-			{Name: "log-D trick", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("log_D_trick", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
-			{Name: "unjoined", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("unjoined_lr_loss", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
-			{Op: op("WeightedSigmoidCrossEntropyWithLogits(X, T, W) -> L"), Inputs: ts(s.in(-3, 3, 2, 3), s.in(0, 1, 2, 3), s.pos(2, 3)), Grad: g0},
-			{Op: op("CosineEmbeddingCriterion(S, Y) -> L", af("margin", 0.1)), Inputs: ts(s.x(2, 3), blob.MustFromSlice([]int32{1, -1, -1, 1, -1, -1}, 2, 3)), Grad: g0},
-			{Op: op("MarginRankingCriterion(X1, X2, Y) -> L"), Inputs: ts(s.x(2, 3), s.in(-0.95, 1.05, 2, 3), blob.MustFromSlice([]int32{1, -1, -1, 1, 1, -1}, 2, 3)), Grad: []int{0, 1}},
-			{Op: op("PairWiseLoss(X, label, lengths) -> Y"), Inputs: ts(s.x(6, 1), optest.F32([]float64{1, 0, 2, 1, 1, 0}, 6, 1), i32(2, 4)), Grad: g0},
-			{Name: "one session", Op: op("PairWiseLoss(X, label) -> Y"), Inputs: ts(s.x(5), f32(0, 1, 2, 1, 3)), Grad: g0},
-			{Op: op("BernoulliJSD(X, T) -> L"), Inputs: ts(s.in(0.1, 0.9, 5), s.in(0.1, 0.9, 5)), Grad: g0},
+func init() { caseSets = append(caseSets, mathLossCases) }
 
-			// Pointwise operators (operators/math/pointwise.go).
-			{Op: op("Elu(X) -> Y", af("alpha", 0.7)), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Name: "double", Op: op("Elu(X) -> Y"), Inputs: ts(f64(s.x(3, 4))), Grad: g0},
-			{Op: op("Selu(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("Gelu(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
-			{Name: "fast", Op: op("Gelu(X) -> Y", ab("fast_gelu", true)), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
-			{Op: op("Swish(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
-			{Op: op("Softplus(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
-			{Op: op("Softsign(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("HardSigmoid(X) -> Y", af("alpha", 0.4)), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
-			{Op: op("ReluN(X) -> Y", af("n", 0.5)), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("ThresholdedRelu(X) -> Y", af("alpha", 0.3)), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("Logit(X) -> Y"), Inputs: ts(s.in(0.1, 0.9, 3, 4)), Grad: g0},
-			{Op: op("Mish(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
-			{Op: op("Sign(X) -> Y"), Inputs: ts(s.x(3, 4))},
-			{Op: op("Floor(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4))},
-			{Op: op("Log1p(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("Sin(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4)), Grad: g0},
-			{Op: op("Cos(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4)), Grad: g0},
-			{Op: op("Tan(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("Asin(X) -> Y"), Inputs: ts(s.in(-0.9, 0.9, 3, 4)), Grad: g0},
-			{Op: op("Acos(X) -> Y"), Inputs: ts(s.in(-0.9, 0.9, 3, 4)), Grad: g0},
-			{Op: op("Atan(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
-			{Op: op("Sinh(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("Cosh(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("Rsqrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
-			{Op: op("Cbrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
-			{Op: op("Reciprocal(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
+func mathLossCases(s *sampler) []optest.Case {
+	op := cgParse
+	ab, af, ai, as := netdef.ArgBool, netdef.ArgFloat, netdef.ArgInt, netdef.ArgString
+	ais, afs := netdef.ArgInts, netdef.ArgFloats
+	g0 := []int{0}
+	labels := optest.F32([]float64{1, 0, 0.25, 1, 0, 0.5, 0.75, 1, 0, 1, 0.5, 0}, 3, 4)
+	binary := optest.F32([]float64{1, 0, 0, 1, 0, 1, 1, 1, 0, 1, 0, 0}, 3, 4)
+	return []optest.Case{
+		{Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L"), Inputs: ts(s.in(-3, 3, 3, 4), labels), Grad: g0},
+		{Name: "log-D trick", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("log_D_trick", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
+		{Name: "unjoined", Op: op("SigmoidCrossEntropyWithLogits(X, T) -> L", ab("unjoined_lr_loss", true)), Inputs: ts(s.in(-3, 3, 3, 4), binary), Grad: g0},
+		{Op: op("WeightedSigmoidCrossEntropyWithLogits(X, T, W) -> L"), Inputs: ts(s.in(-3, 3, 2, 3), s.in(0, 1, 2, 3), s.pos(2, 3)), Grad: g0},
+		{Op: op("CosineEmbeddingCriterion(S, Y) -> L", af("margin", 0.1)), Inputs: ts(s.x(2, 3), blob.MustFromSlice([]int32{1, -1, -1, 1, -1, -1}, 2, 3)), Grad: g0},
+		{Op: op("MarginRankingCriterion(X1, X2, Y) -> L"), Inputs: ts(s.x(2, 3), s.in(-0.95, 1.05, 2, 3), blob.MustFromSlice([]int32{1, -1, -1, 1, 1, -1}, 2, 3)), Grad: []int{0, 1}},
+		{Op: op("PairWiseLoss(X, label, lengths) -> Y"), Inputs: ts(s.x(6, 1), optest.F32([]float64{1, 0, 2, 1, 1, 0}, 6, 1), i32(2, 4)), Grad: g0},
+		{Name: "one session", Op: op("PairWiseLoss(X, label) -> Y"), Inputs: ts(s.x(5), f32(0, 1, 2, 1, 3)), Grad: g0},
+		{Op: op("BernoulliJSD(X, T) -> L"), Inputs: ts(s.in(0.1, 0.9, 5), s.in(0.1, 0.9, 5)), Grad: g0},
 
-			// Row-wise products, statistics and transforms.
-			{Op: op("DotProduct(X, Y) -> Z"), Inputs: ts(s.x(3, 4), s.x(3, 4)), Grad: []int{0, 1}},
-			{Op: op("CosineSimilarity(X, Y) -> Z"), Inputs: ts(s.x(3, 4), s.x(3, 4)), Grad: []int{0, 1}},
-			{Op: op("SquareRootDivide(X, scale) -> Y"), Inputs: ts(s.x(3, 2), f32(4, 0, 2.5)), Grad: g0},
-			{Name: "int scale", Op: op("SquareRootDivide(X, scale) -> Y"), Inputs: ts(s.x(3, 2), i64(4, 0, 2))},
-			{Op: op("Moments(X) -> mean, var", ais("axes", 0, 2)), Inputs: ts(s.x(2, 3, 2)), Grad: g0},
-			{Name: "all axes", Op: op("Moments(X) -> mean, var", ai("keepdims", 0)), Inputs: ts(s.x(2, 3)), Grad: g0},
-			{Op: op("BatchMoments(X) -> mu, var"), Inputs: ts(s.x(2, 3, 2, 2)), Grad: g0},
-			{Name: "NHWC", Op: op("BatchMoments(X) -> mu, var", as("order", "NHWC")), Inputs: ts(s.x(2, 2, 3)), Grad: g0},
-			{Op: op("LpNorm(X) -> Z"), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Name: "L1 average", Op: op("LpNorm(X) -> Z", ai("p", 1), ab("average", true)), Inputs: ts(s.x(3, 4)), Grad: g0},
-			{Op: op("Mod(X) -> Y", ai("divisor", 3)), Inputs: ts(i32(-7, -3, 0, 4, 11))},
-			{Name: "sign follows divisor", Op: op("Mod(X) -> Y", ai("divisor", -4), ab("sign_follow_divisor", true)), Inputs: ts(i64(-7, -3, 0, 4, 11))},
-			// No numeric check: the gradient is negated on purpose
-			// (TestMathLossGradientDefs checks its maker).
-			{Op: op("NegateGradient(X) -> Y"), Inputs: ts(s.x(3, 4))},
-			{Op: op("BatchBoxCox(X, l1, l2) -> Y"), Inputs: ts(s.pos(3, 2), f32(0, 0.5), f32(0.5, 0.25))},
-			{Op: op("PiecewiseLinearTransform(X) -> Y", afs("bounds", 0, 0.5, 1, -1, 0, 1), afs("slopes", 1, 2, 0.5, -1), afs("intercepts", 0, -0.5, 1, 0)), Inputs: ts(s.x(4, 2))},
-			{Name: "binary, functions as inputs", Op: op("PiecewiseLinearTransform(X, b, s, c) -> Y", ab("binary", true)), Inputs: ts(s.in(0, 1, 4, 2), f32(0, 0.5, 1), f32(1, 2), f32(0, -0.5))},
-			{Op: op("SinusoidPositionEncoding(P) -> Y", ai("embedding_size", 4)), Inputs: ts(blob.MustFromSlice([]int64{0, 1, 5, 2, 9, 3}, 3, 2))},
-			{Op: op("ClipTensorByScaling(X, val) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2))},
-			{Name: "threshold input", Op: op("ClipTensorByScaling(X, val, t) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2), f32(3))},
+		// Pointwise operators (operators/math/pointwise.go).
+		{Op: op("Elu(X) -> Y", af("alpha", 0.7)), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Name: "double", Op: op("Elu(X) -> Y"), Inputs: ts(f64(s.x(3, 4))), Grad: g0},
+		{Op: op("Selu(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("Gelu(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+		{Name: "fast", Op: op("Gelu(X) -> Y", ab("fast_gelu", true)), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+		{Op: op("Swish(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+		{Op: op("Softplus(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+		{Op: op("Softsign(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("HardSigmoid(X) -> Y", af("alpha", 0.4)), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+		{Op: op("ReluN(X) -> Y", af("n", 0.5)), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("ThresholdedRelu(X) -> Y", af("alpha", 0.3)), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("Logit(X) -> Y"), Inputs: ts(s.in(0.1, 0.9, 3, 4)), Grad: g0},
+		{Op: op("Mish(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+		{Op: op("Sign(X) -> Y"), Inputs: ts(s.x(3, 4))},
+		{Op: op("Floor(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4))},
+		{Op: op("Log1p(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("Sin(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4)), Grad: g0},
+		{Op: op("Cos(X) -> Y"), Inputs: ts(s.in(-3, 3, 3, 4)), Grad: g0},
+		{Op: op("Tan(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("Asin(X) -> Y"), Inputs: ts(s.in(-0.9, 0.9, 3, 4)), Grad: g0},
+		{Op: op("Acos(X) -> Y"), Inputs: ts(s.in(-0.9, 0.9, 3, 4)), Grad: g0},
+		{Op: op("Atan(X) -> Y"), Inputs: ts(s.in(-2, 2, 3, 4)), Grad: g0},
+		{Op: op("Sinh(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("Cosh(X) -> Y"), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("Rsqrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
+		{Op: op("Cbrt(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
+		{Op: op("Reciprocal(X) -> Y"), Inputs: ts(s.pos(3, 4)), Grad: g0},
 
-			// Per-feature layers.
-			{Op: op("ElementwiseLinear(X, a, b) -> Y"), Inputs: ts(s.x(3, 4), s.x(4), s.x(4)), Grad: []int{0, 1, 2}},
-			{Name: "axis 2", Op: op("ElementwiseLinear(X, a, b) -> Y", ai("axis", 2)), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}},
-			{Op: op("AffineChannel(X, scale, bias) -> Y"), Inputs: ts(s.x(2, 3, 2, 2), s.x(3), s.x(3)), Grad: g0},
-			{Name: "learnable NHWC", Op: op("AffineChannel(X, scale, bias) -> Y", ab("is_learnable", true), as("order", "NHWC")), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}},
-			{Op: op("RMSNorm(X, gamma, beta) -> Y, rrms"), Inputs: ts(s.x(3, 4), s.x(4), s.x(4)), Grad: []int{0, 1, 2}, GradOutputs: g0},
-			{Name: "axis 2, eps", Op: op("RMSNorm(X, gamma, beta) -> Y, rrms", ai("axis", 2), af("eps", 0.1)), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}, GradOutputs: g0},
-			{Op: op("Glu(X) -> Y"), Inputs: ts(s.x(3, 4))},
-			{Name: "dim 1", Op: op("Glu(X) -> Y", ai("dim", 1)), Inputs: ts(s.x(2, 4, 3))},
+		// Row-wise products, statistics and transforms.
+		{Op: op("DotProduct(X, Y) -> Z"), Inputs: ts(s.x(3, 4), s.x(3, 4)), Grad: []int{0, 1}},
+		{Op: op("CosineSimilarity(X, Y) -> Z"), Inputs: ts(s.x(3, 4), s.x(3, 4)), Grad: []int{0, 1}},
+		{Op: op("SquareRootDivide(X, scale) -> Y"), Inputs: ts(s.x(3, 2), f32(4, 0, 2.5)), Grad: g0},
+		{Name: "int scale", Op: op("SquareRootDivide(X, scale) -> Y"), Inputs: ts(s.x(3, 2), i64(4, 0, 2))},
+		{Op: op("Moments(X) -> mean, var", ais("axes", 0, 2)), Inputs: ts(s.x(2, 3, 2)), Grad: g0},
+		{Name: "all axes", Op: op("Moments(X) -> mean, var", ai("keepdims", 0)), Inputs: ts(s.x(2, 3)), Grad: g0},
+		{Op: op("BatchMoments(X) -> mu, var"), Inputs: ts(s.x(2, 3, 2, 2)), Grad: g0},
+		{Name: "NHWC", Op: op("BatchMoments(X) -> mu, var", as("order", "NHWC")), Inputs: ts(s.x(2, 2, 3)), Grad: g0},
+		{Op: op("LpNorm(X) -> Z"), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Name: "L1 average", Op: op("LpNorm(X) -> Z", ai("p", 1), ab("average", true)), Inputs: ts(s.x(3, 4)), Grad: g0},
+		{Op: op("Mod(X) -> Y", ai("divisor", 3)), Inputs: ts(i32(-7, -3, 0, 4, 11))},
+		{Name: "sign follows divisor", Op: op("Mod(X) -> Y", ai("divisor", -4), ab("sign_follow_divisor", true)), Inputs: ts(i64(-7, -3, 0, 4, 11))},
+		// No numeric check: the gradient is negated on purpose
+		// (TestMathLossGradientDefs checks its maker).
+		{Op: op("NegateGradient(X) -> Y"), Inputs: ts(s.x(3, 4))},
+		{Op: op("BatchBoxCox(X, l1, l2) -> Y"), Inputs: ts(s.pos(3, 2), f32(0, 0.5), f32(0.5, 0.25))},
+		{Op: op("PiecewiseLinearTransform(X) -> Y", afs("bounds", 0, 0.5, 1, -1, 0, 1), afs("slopes", 1, 2, 0.5, -1), afs("intercepts", 0, -0.5, 1, 0)), Inputs: ts(s.x(4, 2))},
+		{Name: "binary, functions as inputs", Op: op("PiecewiseLinearTransform(X, b, s, c) -> Y", ab("binary", true)), Inputs: ts(s.in(0, 1, 4, 2), f32(0, 0.5, 1), f32(1, 2), f32(0, -0.5))},
+		{Op: op("SinusoidPositionEncoding(P) -> Y", ai("embedding_size", 4)), Inputs: ts(blob.MustFromSlice([]int64{0, 1, 5, 2, 9, 3}, 3, 2))},
+		{Op: op("ClipTensorByScaling(X, val) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2))},
+		{Name: "threshold input", Op: op("ClipTensorByScaling(X, val, t) -> Y", af("threshold", 0.5)), Inputs: ts(s.x(3, 4), f32(2), f32(3))},
 
-			// Optimizers.
-			{Op: op("Adadelta(p, h, d, g, lr) -> p, h, d", af("decay", 0.9)), Inputs: ts(s.x(4), s.pos(4), s.pos(4), s.x(4), f32(-0.1))},
-			{Op: op("SparseAdadelta(p, h, d, I, g, lr) -> p, h, d"), Inputs: ts(s.x(4, 2), s.pos(4, 2), s.pos(4, 2), i64(2, 0), s.x(2, 2), f32(-0.1))},
-			{Op: op("Wngrad(p, b, g, lr) -> p_out, b_out, eff, update"), Inputs: ts(s.x(4), f32(0.8), s.x(4), f32(-0.1))},
-			{Op: op("SparseWngrad(p, b, I, g, lr) -> p, b"), Inputs: ts(s.x(4, 2), f32(0.8), i32(3, 1), s.x(2, 2), f32(-0.1))},
-			{Op: op("Ftrl(w, nz, g) -> w, nz", af("alpha", 0.1)), Inputs: ts(s.x(4), s.pos(4, 2), s.x(4))},
-			{Name: "alpha input", Op: op("Ftrl(w, nz, g, alpha) -> w_out, nz_out"), Inputs: ts(s.x(4), s.pos(4, 2), s.x(4), f32(0.2))},
-			{Op: op("LearningRateAdaption(lr, g, e) -> lr"), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
-			{Name: "plain", Op: op("LearningRateAdaption(lr, g, e) -> lr_out", ab("normalized_lr_adaption", false)), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
-		}
-	})
+		// Per-feature layers.
+		{Op: op("ElementwiseLinear(X, a, b) -> Y"), Inputs: ts(s.x(3, 4), s.x(4), s.x(4)), Grad: []int{0, 1, 2}},
+		{Name: "axis 2", Op: op("ElementwiseLinear(X, a, b) -> Y", ai("axis", 2)), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}},
+		{Op: op("AffineChannel(X, scale, bias) -> Y"), Inputs: ts(s.x(2, 3, 2, 2), s.x(3), s.x(3)), Grad: g0},
+		{Name: "learnable NHWC", Op: op("AffineChannel(X, scale, bias) -> Y", ab("is_learnable", true), as("order", "NHWC")), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}},
+		{Op: op("RMSNorm(X, gamma, beta) -> Y, rrms"), Inputs: ts(s.x(3, 4), s.x(4), s.x(4)), Grad: []int{0, 1, 2}, GradOutputs: g0},
+		{Name: "axis 2, eps", Op: op("RMSNorm(X, gamma, beta) -> Y, rrms", ai("axis", 2), af("eps", 0.1)), Inputs: ts(s.x(2, 2, 3), s.x(3), s.x(3)), Grad: []int{0, 1, 2}, GradOutputs: g0},
+		{Op: op("Glu(X) -> Y"), Inputs: ts(s.x(3, 4))},
+		{Name: "dim 1", Op: op("Glu(X) -> Y", ai("dim", 1)), Inputs: ts(s.x(2, 4, 3))},
+
+		// Optimizers.
+		{Op: op("Adadelta(p, h, d, g, lr) -> p, h, d", af("decay", 0.9)), Inputs: ts(s.x(4), s.pos(4), s.pos(4), s.x(4), f32(-0.1))},
+		{Op: op("SparseAdadelta(p, h, d, I, g, lr) -> p, h, d"), Inputs: ts(s.x(4, 2), s.pos(4, 2), s.pos(4, 2), i64(2, 0), s.x(2, 2), f32(-0.1))},
+		{Op: op("Wngrad(p, b, g, lr) -> p_out, b_out, eff, update"), Inputs: ts(s.x(4), f32(0.8), s.x(4), f32(-0.1))},
+		{Op: op("SparseWngrad(p, b, I, g, lr) -> p, b"), Inputs: ts(s.x(4, 2), f32(0.8), i32(3, 1), s.x(2, 2), f32(-0.1))},
+		{Op: op("Ftrl(w, nz, g) -> w, nz", af("alpha", 0.1)), Inputs: ts(s.x(4), s.pos(4, 2), s.x(4))},
+		{Name: "alpha input", Op: op("Ftrl(w, nz, g, alpha) -> w_out, nz_out"), Inputs: ts(s.x(4), s.pos(4, 2), s.x(4), f32(0.2))},
+		{Op: op("LearningRateAdaption(lr, g, e) -> lr"), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
+		{Name: "plain", Op: op("LearningRateAdaption(lr, g, e) -> lr_out", ab("normalized_lr_adaption", false)), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
+	}
 }
 
 // goldenCase is one entry of testdata/mathloss/manifest.json.
@@ -288,5 +289,16 @@ func TestMathLossGradientDefs(t *testing.T) {
 		if _, err := operators.GetGradientDefs(cgParse(typ+"(X) -> Y"), []operators.Gradient{operators.Dense("Y_grad")}); err == nil {
 			t.Errorf("%s: a gradient, want none (Caffe2: SHOULD_NOT_DO_GRADIENT)", typ)
 		}
+	}
+}
+
+// TestMathLossSteadyState runs each conformance case of these operators
+// twice more and fails on allocations: operators keep their outputs and
+// scratch between runs.
+func TestMathLossSteadyState(t *testing.T) {
+	for _, c := range mathLossCases(&sampler{rng: rand.New(rand.NewPCG(1, 2))}) {
+		t.Run(c.Op.GetType()+"/"+c.Name, func(t *testing.T) {
+			optest.AssertNoAllocs(t, c.Op, c.Inputs...)
+		})
 	}
 }

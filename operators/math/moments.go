@@ -69,10 +69,10 @@ func init() {
 	operators.MustRegisterShapeFunc("LpNormGradient", operators.SameShapes(nil, 0))
 }
 
-// reduceAxes returns the sorted, distinct axes of the axes argument for a
-// tensor of rank r (all of them when absent).
-func reduceAxes(b *operators.Base, r int) ([]bool, error) {
-	red := make([]bool, r)
+// reduceAxes marks in red (reused, r long) the axes of the axes argument
+// for a tensor of rank r (all of them when absent).
+func reduceAxes(b *operators.Base, r int, red []bool) ([]bool, error) {
+	red = append(red[:0], make([]bool, r)...)
 	axes := b.ArgInts("axes", nil)
 	if axes == nil {
 		for i := range red {
@@ -90,9 +90,8 @@ func reduceAxes(b *operators.Base, r int) ([]bool, error) {
 	return red, nil
 }
 
-// reducedDims are the dims of a reduction of dims over red.
-func reducedDims(dims []int, red []bool, keep bool) []int {
-	var out []int
+// reducedDims appends to out the dims of a reduction of dims over red.
+func reducedDims(out, dims []int, red []bool, keep bool) []int {
 	for i, d := range dims {
 		switch {
 		case !red[i]:
@@ -109,11 +108,11 @@ func momentsShape(b *operators.Base, in []operators.TensorShape) ([]operators.Te
 	if x.Unknown {
 		return nil, nil
 	}
-	red, err := reduceAxes(b, x.Rank())
+	red, err := reduceAxes(b, x.Rank(), nil)
 	if err != nil {
 		return nil, err
 	}
-	s := operators.Shape(blob.Float32, reducedDims(x.Dims, red, b.ArgBool("keepdims", true))...)
+	s := operators.Shape(blob.Float32, reducedDims(nil, x.Dims, red, b.ArgBool("keepdims", true))...)
 	return []operators.TensorShape{s, s}, nil
 }
 
@@ -121,6 +120,11 @@ type momentsOp struct {
 	*operators.Base
 	grad bool
 	keep bool
+	// scratch, kept between runs
+	red        []bool
+	odims      []int
+	walk       []int
+	sum, sumSq []float64
 }
 
 func newMoments(b *operators.Base, grad bool) (operators.Operator, error) {
@@ -128,8 +132,9 @@ func newMoments(b *operators.Base, grad bool) (operators.Operator, error) {
 }
 
 // outIndex maps each flat index of a tensor of dims to the flat index of
-// its reduction over red, calling f(in, out) in order.
-func outIndex(dims []int, red []bool, f func(in, out int)) {
+// its reduction over red, calling f(in, out) in order; walk is scratch of
+// 2·len(dims) ints.
+func outIndex(dims []int, red []bool, walk []int, f func(in, out int)) {
 	n := 1
 	for _, d := range dims {
 		n *= d
@@ -139,7 +144,8 @@ func outIndex(dims []int, red []bool, f func(in, out int)) {
 	}
 	r := len(dims)
 	// ostride[i] is the stride of axis i in the output, 0 where reduced.
-	ostride := make([]int, r)
+	ostride, idx := walk[:r], walk[r:2*r]
+	clear(walk[:2*r])
 	s := 1
 	for i := r - 1; i >= 0; i-- {
 		if !red[i] {
@@ -147,7 +153,6 @@ func outIndex(dims []int, red []bool, f func(in, out int)) {
 			s *= dims[i]
 		}
 	}
-	idx := make([]int, r)
 	out := 0
 	for in := range n {
 		f(in, out)
@@ -172,12 +177,15 @@ func (o *momentsOp) Run() error {
 	if err != nil {
 		return err
 	}
-	red, err := reduceAxes(o.Base, x.NumDims())
+	red, err := reduceAxes(o.Base, x.NumDims(), o.red)
 	if err != nil {
 		return err
 	}
+	o.red = red
 	dims := x.Dims()
-	odims := reducedDims(dims, red, o.keep)
+	o.odims = reducedDims(o.odims[:0], dims, red, o.keep)
+	odims := o.odims
+	o.walk = append(o.walk[:0], make([]int, 2*len(dims))...)
 	count := 1
 	m := 1
 	for i, d := range dims {
@@ -200,8 +208,10 @@ func (o *momentsOp) Run() error {
 		if err := blob.CheckElements(blob.Float64, 2*len(mv)); err != nil {
 			return o.Errorf("scratch for the sums: %v", err)
 		}
-		sum, sq := make([]float64, len(mv)), make([]float64, len(mv))
-		outIndex(dims, red, func(in, out int) {
+		o.sum = append(o.sum[:0], make([]float64, len(mv))...)
+		o.sumSq = append(o.sumSq[:0], make([]float64, len(mv))...)
+		sum, sq := o.sum, o.sumSq
+		outIndex(dims, red, o.walk, func(in, out int) {
 			v := float64(xv[in])
 			sum[out] += v
 			sq[out] += v * v
@@ -230,7 +240,7 @@ func (o *momentsOp) Run() error {
 	}
 	dxv, dm, dvar, mean := blob.Data[float32](dx), in[0], in[1], in[2]
 	c := float32(count)
-	outIndex(dims, red, func(i, out int) {
+	outIndex(dims, red, o.walk, func(i, out int) {
 		dxv[i] = (dm[out] + 2*dvar[out]*(xv[i]-mean[out])) / c
 	})
 	return nil

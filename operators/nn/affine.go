@@ -416,7 +416,10 @@ func gluShape(b *operators.Base, in []operators.TensorShape) ([]operators.Tensor
 	return []operators.TensorShape{operators.Shape(x.Type, dims...)}, nil
 }
 
-type gluOp struct{ *operators.Base }
+type gluOp struct {
+	*operators.Base
+	dims []int // the output's, kept between runs
+}
 
 func (o *gluOp) Run() error {
 	x, err := o.InputOf(0, blob.Float32)
@@ -440,7 +443,8 @@ func (o *gluOp) Run() error {
 	for _, v := range dims[ax+1:] {
 		inner *= v
 	}
-	ydims := append([]int(nil), dims...)
+	o.dims = append(o.dims[:0], dims...)
+	ydims := o.dims
 	ydims[ax] = split
 	y := o.Output(0)
 	if err := y.Init(blob.Float32, ydims...); err != nil {
