@@ -38,6 +38,9 @@ func mathLossCases(s *sampler) []optest.Case {
 		{Op: op("PairWiseLoss(X, label, lengths) -> Y"), Inputs: ts(s.x(6, 1), optest.F32([]float64{1, 0, 2, 1, 1, 0}, 6, 1), i32(2, 4)), Grad: g0},
 		{Name: "one session", Op: op("PairWiseLoss(X, label) -> Y"), Inputs: ts(s.x(5), f32(0, 1, 2, 1, 3)), Grad: g0},
 		{Op: op("BernoulliJSD(X, T) -> L"), Inputs: ts(s.in(0.1, 0.9, 5), s.in(0.1, 0.9, 5)), Grad: g0},
+		// Only the loss is differentiated: the probabilities are for the
+		// gradient operator.
+		{Op: op("SoftmaxFocalLoss(X, label, norm) -> loss, P", ai("num_classes", 3), af("gamma", 2)), Inputs: ts(s.in(-2, 2, 1, 6, 2, 2), blob.MustFromSlice([]int32{0, 2, -1, 1, 1, 0, 2, 2}, 1, 2, 2, 2), f32(2)), Grad: g0, GradOutputs: g0},
 
 		// Pointwise operators (operators/math/pointwise.go).
 		{Op: op("Elu(X) -> Y", af("alpha", 0.7)), Inputs: ts(s.x(3, 4)), Grad: g0},
@@ -239,6 +242,7 @@ func TestMathLossGradientDefs(t *testing.T) {
 		{"PairWiseLoss(X, T) -> L", "PairWiseLossGradient(X, T, L_grad) -> X_grad"},
 		{"PairWiseLoss(X, T, n) -> L", "PairWiseLossGradient(X, T, L_grad, n) -> X_grad"},
 		{"BernoulliJSD(X, T) -> L", "BernoulliJSDGradient(L_grad, X, T) -> X_grad"},
+		{"SoftmaxFocalLoss(X, T, n) -> L, P", "SoftmaxFocalLossGradient(X, T, n, P, L_grad) -> X_grad"},
 		pw("Elu", "Y, Y_grad"), pw("Selu", "Y, Y_grad"), pw("Gelu", "Y_grad, X"), pw("Swish", "X, Y, Y_grad"),
 		pw("Softplus", "Y, Y_grad"), pw("Softsign", "X, Y_grad"), pw("HardSigmoid", "Y, Y_grad"),
 		pw("ReluN", "Y, Y_grad"), pw("ThresholdedRelu", "Y, Y_grad"), pw("Logit", "X, Y_grad"),

@@ -6,7 +6,8 @@
 // cross entropies are FLOAT only, as in Caffe2, as are the criteria of
 // pairs and rankings (ranking.go): CosineEmbeddingCriterion,
 // MarginRankingCriterion, PairWiseLoss and BernoulliJSD, each with its
-// gradient operator.
+// gradient operator, and Detectron's SoftmaxFocalLoss (focal.go; CUDA-only
+// in Caffe2, its kernels' arithmetic here).
 //
 // The differentiable operators take float (FLOAT or DOUBLE) inputs and
 // produce outputs of the same type; labels are int32. Gradient operators and

@@ -178,7 +178,32 @@ def ranking():
     case("jsd_grad", "BernoulliJSDGradient", [g, p, t], [P.grad])
 
 
+def focal():
+    # SoftmaxFocalLoss (Detectron): softmax over each group of num_classes
+    # channels; FL = −(1 − p_t)^γ·log p_t·z, z = (1 − α or α)/max(norm, 1);
+    # label −1 is ignored.
+    N, A, C, H, W = 2, 2, 3, 2, 2
+    x = f32(N, A * C, H, W, lo=-3, hi=3)
+    lab = rng.integers(-1, C, size=(N, A, H, W)).astype(np.int32)
+    norm = np.array([3.0], np.float32)
+    for name, kw, scale, alpha, gamma in [("focal", {"num_classes": C}, 1.0, 0.25, 1.0),
+                                          ("focal_args", {"num_classes": C, "scale": 0.5, "alpha": 0.4, "gamma": 2.0},
+                                           0.5, arg(0.4), 2.0)]:
+        X = t64(x, True)
+        p = torch.softmax(X.reshape(N, A, C, H, W), dim=2)
+        L = torch.tensor(lab.astype(np.int64))
+        pt = torch.gather(p, 2, L.clamp(min=0).unsqueeze(2)).squeeze(2)
+        z = torch.where(L == 0, torch.full_like(pt, (1 - alpha) / 3.0), torch.full_like(pt, alpha / 3.0))
+        fl = torch.where(L >= 0, -(1 - pt) ** gamma * torch.log(pt) * z, torch.zeros_like(pt))
+        loss = scale * fl.sum()
+        loss.backward(t64(0.7))
+        case(name, "SoftmaxFocalLoss", [x, lab, norm], [loss, p.reshape(-1)], kw)
+        case(name + "_grad", "SoftmaxFocalLossGradient",
+             [x, lab, norm, arr(p.reshape(-1)).astype(np.float32), np.array([0.7], np.float32)], [X.grad], kw, tol=2e-5)
+
+
 ranking()
+focal()
 
 
 # ------------------------------------------------------ pointwise operators
