@@ -286,8 +286,8 @@ func TestMathLossGradientDefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := defs.Ops[0]; !slices.Equal(g.Input, []string{"Y_grad", "s", "X"}) || !slices.Equal(g.Output, []string{"X_grad", "s_grad", "b_grad"}) {
-		t.Errorf("learnable AffineChannel: gradient %s(%v) -> %v, want AffineChannelGradient(Y_grad, s, X) -> X_grad, s_grad, b_grad", g.GetType(), g.Input, g.Output)
+	if g := defs.Ops[0]; !slices.Equal(g.Input, []string{"Y_grad", "X", "s"}) || !slices.Equal(g.Output, []string{"X_grad", "s_grad", "b_grad"}) {
+		t.Errorf("learnable AffineChannel: gradient %s(%v) -> %v, want AffineChannelGradient(Y_grad, X, s) -> X_grad, s_grad, b_grad", g.GetType(), g.Input, g.Output)
 	}
 	for _, typ := range []string{"Sign", "Mod", "Ftrl", "Adadelta", "SparseAdadelta", "Wngrad", "SparseWngrad", "LearningRateAdaption", "ClipTensorByScaling"} {
 		if _, err := operators.GetGradientDefs(cgParse(typ+"(X) -> Y"), []operators.Gradient{operators.Dense("Y_grad")}); err == nil {

@@ -45,11 +45,12 @@ func init() {
 		Type: "AffineChannelGradient", MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 3,
 		AllowInplace: operators.InplacePairs([2]int{0, 0}),
 		Args:         affineArgs,
-		Doc:          "(dY, scale[, X]) → (dX = dY·scale[c][, dscale = Σ dY·X, dbias = Σ dY per channel]); the learnable form takes X.",
+		Doc: "(dY, scale) → dX = dY·scale[c]; with is_learnable (dY, X, scale) → (dX, dscale = Σ dY·X, dbias = Σ dY) " +
+			"per channel.",
 	}, func(b *operators.Base) (operators.Operator, error) { return newAffineChannel(b, true) })
 	operators.MustRegisterGradient("AffineChannel", func(g *operators.GradientContext) error {
 		if g.ArgInt("is_learnable", 0) != 0 {
-			g.Op("AffineChannelGradient", []string{g.GO(0), g.I(1), g.I(0)}, []string{g.GI(0), g.GI(1), g.GI(2)})
+			g.Op("AffineChannelGradient", []string{g.GO(0), g.I(0), g.I(1)}, []string{g.GI(0), g.GI(1), g.GI(2)})
 		} else {
 			g.Op("AffineChannelGradient", []string{g.GO(0), g.I(1)}, []string{g.GI(0)})
 		}
@@ -57,8 +58,10 @@ func init() {
 	})
 	operators.MustRegisterShapeFunc("AffineChannel", operators.SameAsInput0)
 	operators.MustRegisterShapeFunc("AffineChannelGradient", func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
-		out := []operators.TensorShape{in[0], in[1], in[1]}
-		return out[:b.NumOutputs()], nil
+		if len(in) == 3 {
+			return []operators.TensorShape{in[0], in[2], in[2]}[:b.NumOutputs()], nil
+		}
+		return []operators.TensorShape{in[0]}, nil
 	})
 
 	rmsArgs := []operators.ArgSpec{axisArg, {Name: "eps", Default: float32(0), Doc: "added to the mean square"}}
@@ -204,7 +207,7 @@ func newAffineChannel(b *operators.Base, grad bool) (operators.Operator, error) 
 	}
 	o := &affineChannelOp{Base: b, grad: grad, nhwc: order == "NHWC", learnable: b.ArgBool("is_learnable", false)}
 	if grad && o.learnable != (b.NumInputs() == 3 && b.NumOutputs() == 3) {
-		return nil, b.Errorf("with is_learnable the gradient takes (dY, scale, X) and gives (dX, dscale, dbias), without it (dY, scale) and dX alone")
+		return nil, b.Errorf("with is_learnable the gradient takes (dY, X, scale) and gives (dX, dscale, dbias), without it (dY, scale) and dX alone")
 	}
 	return o, nil
 }
@@ -221,7 +224,11 @@ func (o *affineChannelOp) Run() error {
 	if o.nhwc {
 		c = x.Dim(x.NumDims() - 1)
 	}
-	scale, err := float32Vector(o.Base, 1, c)
+	si := 1 // scale's input: (X, scale, bias), (dY, scale) or (dY, X, scale)
+	if o.grad && o.learnable {
+		si = 2
+	}
+	scale, err := float32Vector(o.Base, si, c)
 	if err != nil {
 		return err
 	}
@@ -257,12 +264,12 @@ func (o *affineChannelOp) Run() error {
 	}
 	if o.learnable {
 		// dscale and dbias need dY before dX may overwrite it in place.
-		fx, err := float32Vector(o.Base, 2, x.Size())
+		fx, err := float32Vector(o.Base, 1, x.Size())
 		if err != nil {
 			return err
 		}
 		ds, db := o.Output(1), o.Output(2)
-		st, _ := o.Input(1)
+		st, _ := o.Input(2)
 		for _, t := range []*blob.Tensor{ds, db} {
 			if err := t.Init(blob.Float32, st.Dims()...); err != nil {
 				return err

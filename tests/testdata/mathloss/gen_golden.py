@@ -497,7 +497,7 @@ def layers():
         y.backward(t64(dy))
         case(name, "AffineChannel", [xin, sc, bi], [y], kw)
         case(name + "_grad", "AffineChannelGradient", [dy, sc], [X.grad], kw)
-        case(name + "_grad_learnable", "AffineChannelGradient", [dy, sc, xin], [X.grad, S.grad, B.grad],
+        case(name + "_grad_learnable", "AffineChannelGradient", [dy, xin, sc], [X.grad, S.grad, B.grad],
              dict(kw, is_learnable=True))
     # RMSNorm: x·(mean(x²) + eps)^-½·gamma + beta over the rows at axis.
     for name, kw, shape, axis, eps in [("rmsnorm", {}, (3, 4), 1, 0.0),
