@@ -113,6 +113,8 @@ func mathLossCases(s *sampler) []optest.Case {
 		{Name: "alpha input", Op: op("Ftrl(w, nz, g, alpha) -> w_out, nz_out"), Inputs: ts(s.x(4), s.pos(4, 2), s.x(4), f32(0.2))},
 		{Op: op("LearningRateAdaption(lr, g, e) -> lr"), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
 		{Name: "plain", Op: op("LearningRateAdaption(lr, g, e) -> lr_out", ab("normalized_lr_adaption", false)), Inputs: ts(f32(-0.1), s.x(4), s.x(4))},
+		{Op: op("YellowFin(p, m, lr, mu, curv, g_avg, g2_avg, mem, g, iter) -> p, m, lr, mu, curv, g_avg, g2_avg, mem", ai("curv_win_width", 3)),
+			Inputs: ts(s.x(2, 3), s.x(2, 3), f32(0.1), f32(0.2), f32(0.5, 0.7, 0.6), s.x(2, 3), s.pos(2, 3), f32(1, 1.2, 0.1, 0.9, 0.8), s.x(2, 3), i64(5))},
 	}
 }
 
@@ -289,7 +291,7 @@ func TestMathLossGradientDefs(t *testing.T) {
 	if g := defs.Ops[0]; !slices.Equal(g.Input, []string{"Y_grad", "X", "s"}) || !slices.Equal(g.Output, []string{"X_grad", "s_grad", "b_grad"}) {
 		t.Errorf("learnable AffineChannel: gradient %s(%v) -> %v, want AffineChannelGradient(Y_grad, X, s) -> X_grad, s_grad, b_grad", g.GetType(), g.Input, g.Output)
 	}
-	for _, typ := range []string{"Sign", "Mod", "Ftrl", "Adadelta", "SparseAdadelta", "Wngrad", "SparseWngrad", "LearningRateAdaption", "ClipTensorByScaling"} {
+	for _, typ := range []string{"Sign", "Mod", "Ftrl", "Adadelta", "SparseAdadelta", "Wngrad", "SparseWngrad", "LearningRateAdaption", "ClipTensorByScaling", "YellowFin"} {
 		if _, err := operators.GetGradientDefs(cgParse(typ+"(X) -> Y"), []operators.Gradient{operators.Dense("Y_grad")}); err == nil {
 			t.Errorf("%s: a gradient, want none (Caffe2: SHOULD_NOT_DO_GRADIENT)", typ)
 		}

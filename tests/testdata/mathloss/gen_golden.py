@@ -345,7 +345,65 @@ def optimizers():
          {"lr_alpha": 0.2, "normalized_lr_adaption": False})
 
 
+def yellowfin():
+    """YellowFin (caffe2/sgd/yellowfin_op.{h,cc}) written out: a momentum
+    step with the previous lr and mu, then the moving averages, the
+    curvature range over the last curv_win_width iterations, and from
+    iteration 2 on the cubic for mu and the lr it gives."""
+
+    def step(st, grad, it, beta=0.999, width=3, eps=1e-6, nesterov=False, debias=True):
+        w, m, lr, mu, curv, ga, g2a, mem = (np.asarray(a, np.float64).copy() for a in st)
+        g = grad.astype(np.float64)
+        nm = mu[0] * m + lr[0] * g
+        nw = w - (1 + mu[0]) * nm + mu[0] * m if nesterov else w - nm
+        df = 1 / (1 - beta ** it) if debias else 1.0
+
+        def avg(old, x):
+            v = beta * old + (1 - beta) * x
+            return v, df * v
+
+        nga, gdeb = avg(ga, g)
+        ng2a, _ = avg(g2a, g * g)
+        norm2 = max((g * g).sum(), eps)
+        navg2, ndeb2 = avg(mem[1], norm2)
+        navg, _ = avg(mem[0], math.sqrt(norm2))
+        curv = curv.copy()
+        curv[(it - 1) % width] = np.float32(math.log(norm2))
+        valid = curv[:min(width, it)]
+        minavg, mindeb = avg(mem[2], valid.min())
+        maxavg, maxdeb = avg(mem[3], valid.max())
+        mindeb, maxdeb = max(math.exp(mindeb), eps), max(math.exp(maxdeb), eps)
+        variance = max(ndeb2 - (gdeb * gdeb).sum(), eps)
+        davg, ddeb = avg(mem[4], navg / navg2)
+        nlr, nmu = lr.copy(), mu.copy()
+        if it > 1:
+            ratio = math.sqrt(maxdeb / mindeb)
+            limit = (ratio - 1) / (ratio + 1)
+            p = (ddeb * mindeb) ** 2 / (2 * variance)
+            w3 = (-math.sqrt(p * p + 4 / 27 * p ** 3) - p) / 2
+            wr = math.copysign(abs(w3) ** (1 / 3), w3)
+            root = wr - p / 3 / wr + 1
+            newmu = max(root * root, limit * limit)
+            newlr = (1 - math.sqrt(newmu)) ** 2 / mindeb
+            nmu = np.array([beta * mu[0] + (1 - beta) * newmu])
+            nlr = np.array([beta * lr[0] + (1 - beta) * newlr])
+        return [nw, nm, nlr, nmu, curv, nga, ng2a, np.array([navg, navg2, minavg, maxavg, davg])]
+
+    for name, kw, opts in [("yellowfin", {"curv_win_width": 3}, {}),
+                           ("yellowfin_nesterov", {"curv_win_width": 3, "nesterov": 1, "beta": 0.9, "zero_debias": False},
+                            {"nesterov": True, "beta": arg(0.9), "debias": False})]:
+        st = [f32(2, 3), np.zeros((2, 3), np.float32), np.array([0.1], np.float32), np.array([0.2], np.float32),
+              np.zeros(3, np.float32), np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float32), np.zeros(5, np.float32)]
+        for it in range(1, 5):
+            grad = f32(2, 3)
+            out = step(st, grad, it, **opts)
+            case(f"{name}_{it}", "YellowFin", st + [grad, np.array([it], np.int64)], out, kw, tol=1e-4,
+                 inplace=[(k, k) for k in range(8)])
+            st = [np.asarray(a, np.float64).astype(np.float32) for a in out]
+
+
 optimizers()
+yellowfin()
 
 
 # ------------------------------------------------ row-wise and statistics
