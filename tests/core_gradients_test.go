@@ -14,8 +14,8 @@ package tests
 //   - the made-up operators of the upstream test (Direct, UseOutput,
 //     UseInput, Nogradient), with the gradient makers the upstream test
 //     registers;
-//   - the Caffe2 operators that caffe2go does not implement (DotProduct,
-//     EnsureDense, SparseFunHash): made-up operators here too,
+//   - the Caffe2 operators that caffe2go does not implement (EnsureDense,
+//     SparseFunHash): made-up operators here too,
 //     whose gradient makers copy Caffe2's. The tests only build their
 //     gradients and never run them.
 //
@@ -59,10 +59,6 @@ var cgUpstreamOps = map[string]operators.GradientMaker{
 }
 
 var cgMissingOps = map[string]operators.GradientMaker{
-	"DotProduct": func(g *operators.GradientContext) error {
-		g.Op("DotProductGradient", []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0), g.GI(1)})
-		return nil
-	},
 	"EnsureDense": func(g *operators.GradientContext) error {
 		gr := g.GOGradient(0)
 		if !gr.IsSparse() {

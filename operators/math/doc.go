@@ -5,7 +5,20 @@
 //   - variadic: Sum, Mean (MeanGradient), Max and Min (MaxGradient,
 //     MinGradient), WeightedSum (WeightedSumGradient);
 //   - unary: Negative, Exp, Log, Sqrt, Sqr, Abs (AbsGradient), Ceil,
-//     Erf (ErfGradient), Scale, Clip (ClipGradient).
+//     Erf (ErfGradient), Scale, Clip (ClipGradient);
+//   - pointwise functions and activations (pointwise.go), each with its
+//     Caffe2 gradient operator (XGradient, fed X, Y and dY in Caffe2's
+//     order): Elu, Selu, Gelu, Swish, Softplus, Softsign, HardSigmoid,
+//     ReluN, ThresholdedRelu, Logit, Mish, Log1p, Sin, Cos, Tan, Asin,
+//     Acos, Atan, Sinh, Cosh, Rsqrt, Cbrt, Reciprocal; and Sign and Floor,
+//     which have none;
+//   - row-wise products and statistics, FLOAT as in Caffe2, with their
+//     gradients: DotProduct, CosineSimilarity, SquareRootDivide, Moments,
+//     BatchMoments (mean and mean square per channel), LpNorm (Σ|x| or
+//     Σx², no root);
+//   - transforms: Mod (INT32, INT64), NegateGradient (identity whose
+//     gradient is negated), BatchBoxCox, PiecewiseLinearTransform,
+//     SinusoidPositionEncoding, ClipTensorByScaling.
 //
 // Importing the package (for its side effects) registers them.
 //

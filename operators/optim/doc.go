@@ -9,6 +9,9 @@
 //     piecewise (drop_factor every drop_period iterations);
 //   - dense parameter updates: MomentumSGD, MomentumSGDUpdate, Adam, Adagrad
 //     and RmsProp, and Lars, the layer-wise learning-rate scale;
+//   - FLOAT-only updates of caffe2/sgd: Adadelta, Wngrad, Ftrl,
+//     LearningRateAdaption and YellowFin, and the in-place row updates
+//     SparseAdadelta and SparseWngrad;
 //   - sparse parameter updates, which apply a gradient slice (indices,
 //     values) to the indexed rows: ScatterWeightedSum,
 //     SparseMomentumSGDUpdate, SparseAdagrad, RowWiseSparseAdagrad (one

@@ -50,9 +50,8 @@ func nearbyOperators(name string) []string {
 	return out
 }
 
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of adjacent letters ("Rleu"
-// for "Relu") cost 1 each.
+// editDistance is Caffe2's (caffe2/utils/string_utils.cc): Levenshtein's
+// with a transposition of two neighbours counting as one edit.
 func editDistance(a, b string) int {
 	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
