@@ -7,9 +7,8 @@
 // dot products of the four resulting vectors (BatchMatMul of the stacked
 // vectors with themselves); a top MLP over the dense vector and those
 // products, giving one logit; and the sigmoid cross-entropy of the logit
-// against the click label. The loss is written with standard operators:
-// SoftmaxWithLoss over the two logits (0, z) is exactly the sigmoid
-// cross-entropy of z, since softmax(0, z)₁ = sigmoid(z).
+// against the click label (SigmoidCrossEntropyWithLogits, averaged over
+// the batch).
 //
 // Training is Adagrad (brew.BuildAdagrad): the embedding tables get
 // gradient slices (ids, rows), which the optimizer applies with
@@ -79,7 +78,7 @@ type batchData struct {
 	dense []float32
 	ids   [][]int64
 	lens  [][]int32
-	label []int32
+	label []float32
 }
 
 // generator draws synthetic click samples; the propensities are fixed.
@@ -125,7 +124,7 @@ func (g *generator) next(n int) *batchData {
 			b.lens[t] = append(b.lens[t], int32(l))
 			score += sum / float64(l)
 		}
-		label := int32(0)
+		label := float32(0)
 		if score > 0 {
 			label = 1
 		}
@@ -139,7 +138,7 @@ func (b *batchData) feed(ws *workspace.Workspace) error {
 	n := len(b.label)
 	feeds := map[string]*blob.Tensor{
 		"dense": blob.MustFromSlice(b.dense, n, denseFeatures),
-		"label": blob.MustFromSlice(b.label, n),
+		"label": blob.MustFromSlice(b.label, n, 1),
 	}
 	for t := range tableRows {
 		feeds[fmt.Sprintf("ids_%d", t)] = blob.MustFromSlice(b.ids[t], len(b.ids[t]))
@@ -195,10 +194,8 @@ func addDLRM(m *brew.Model, loss, quantized bool) {
 	logit := brew.FC(m, top, "logit", hidden, 1)
 	brew.Sigmoid(m, logit, "score")
 	if loss {
-		// Sigmoid cross-entropy as a two-class softmax over (0, logit).
-		m.Op("Scale", []string{logit}, []string{"zero_logit"}, netdef.ArgFloat("scale", 0))
-		m.Op("Concat", []string{"zero_logit", logit}, []string{"two_logits", "two_logits_split"}, netdef.ArgInt("axis", 1))
-		brew.SoftmaxWithLoss(m, "two_logits", "label", "prob", "loss")
+		m.Op("SigmoidCrossEntropyWithLogits", []string{logit, "label"}, []string{"xent"})
+		brew.AveragedLoss(m, "xent", "loss")
 	}
 }
 
