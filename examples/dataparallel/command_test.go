@@ -61,20 +61,19 @@ func writeMNIST(t *testing.T, dir, name string, n int, seed uint64) (images, lab
 }
 
 // dataFlags returns the command's flags that train and test on tiny random
-// idx files in dir (train images, test images) under the root dir/root.
-func dataFlags(t *testing.T, dir, root string, train, test int) []string {
+// idx files it writes in dir (train and test images).
+func dataFlags(t *testing.T, dir string, train, test int) []string {
 	t.Helper()
 	trImages, trLabels := writeMNIST(t, dir, "train", train, 1)
 	teImages, teLabels := writeMNIST(t, dir, "test", test, 2)
-	return []string{"-train-images", trImages, "-train-labels", trLabels, "-test-images", teImages, "-test-labels", teLabels,
-		"-root", filepath.Join(dir, root)}
+	return []string{"-train-images", trImages, "-train-labels", trLabels, "-test-images", teImages, "-test-labels", teLabels}
 }
 
 // TestErrorPrefix: the command writes brew/dataparallel's errors after its
 // name once, not as "dataparallel: dataparallel: …".
 func TestErrorPrefix(t *testing.T) {
 	dir := t.TempDir()
-	cmd := command(append(dataFlags(t, dir, "root", 64, 16), "-engine", "BOGUS")...)
+	cmd := command(append(dataFlags(t, dir, 64, 16), "-root", filepath.Join(dir, "root"), "-engine", "BOGUS")...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
