@@ -14,7 +14,6 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import time
 
 os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")

@@ -1,13 +1,15 @@
 """Compares caffe2go's Gloo all-reduce (the Go command in this directory)
 with PyTorch's torch.distributed on its Gloo backend (allreduce_torch.py)
-between 2 and 4 processes on this machine, for 1, 10 and 100 MB of float32.
+between 2 and 4 processes on this machine, for 1, 10 and 100 MB of float32;
+and, where g++ builds it, with the same all-reduce in plain C++ straight on
+libgloo (cxx/allreduce_gloo.cc), the library both of them call.
 
     /usr/bin/python3 operators/gloo/allreducebench/compare.py --rounds 5
 
 It builds the Go command (go build -tags gloo), then runs rounds; each
-round runs every process count with both implementations, one after the
-other, the first of them alternating from round to round, so that a change
-in the machine's load hits both alike. It prints the median over the rounds
+round runs every process count with every implementation, one after the
+other, in an order that rotates from round to round, so that a change in
+the machine's load hits them alike. It prints the median over the rounds
 of each implementation's median seconds per all-reduce, the bandwidth
 (MB / s) and the ratio of the speeds (caffe2go / PyTorch; 1 is as fast),
 with the CPU and the load averages before and after.
@@ -67,17 +69,25 @@ def main():
         if not gobin:
             gobin = os.path.join(tmp, "allreducebench")
             subprocess.run(["go", "build", "-tags", "gloo", "-o", gobin, "./operators/gloo/allreducebench"], cwd=ROOT, check=True)
+        cxx = os.path.join(tmp, "allreduce_gloo")
+        if subprocess.run(["g++", "-std=c++17", "-O3", os.path.join(HERE, "cxx", "allreduce_gloo.cc"), "-o", cxx,
+                           "-lgloo", "-lpthread"]).returncode != 0:
+            print("g++ could not build cxx/allreduce_gloo.cc: no plain libgloo column")
+            cxx = None
+        impls = ["caffe2go", "torch"] + (["libgloo"] if cxx else [])
         print("CPU: %s, %d cores; load averages before: %s" % (cpu_name(), os.cpu_count(), loadavg()), flush=True)
         results = {}  # (impl, ranks, mb) -> [seconds per round]
         run_id = 0
         for rnd in range(a.rounds):
             for n in [int(v) for v in a.ranks.split(",")]:
-                impls = ["caffe2go", "torch"] if rnd % 2 == 0 else ["torch", "caffe2go"]
-                for impl in impls:
+                for impl in impls[rnd % len(impls):] + impls[:rnd % len(impls)]:
                     run_id += 1
                     store = os.path.join(tmp, "store%d" % run_id)
                     if impl == "caffe2go":
                         cmds = [[gobin, "-rank", str(r), "-size", str(n), "-store", store, "-mb", a.mb, "-iters", a.iters] for r in range(n)]
+                    elif impl == "libgloo":
+                        os.makedirs(store)
+                        cmds = [[cxx, str(r), str(n), store, a.mb, a.iters] for r in range(n)]
                     else:
                         cmds = [["/usr/bin/python3", os.path.join(HERE, "allreduce_torch.py"), "--rank", str(r), "--size", str(n),
                                  "--store", store, "--mb", a.mb, "--iters", a.iters] for r in range(n)]
@@ -85,13 +95,14 @@ def main():
                         results.setdefault((impl, n, res["mb"]), []).append(res["seconds"])
             print("round %d done, load averages %s" % (rnd + 1, loadavg()), flush=True)
         print("load averages after: %s" % loadavg())
-        print("%6s %7s %14s %14s %12s %12s %7s" % ("ranks", "MB", "caffe2go s", "torch s", "caffe2go MB/s", "torch MB/s", "ratio"))
+        print("%6s %7s %12s %12s %12s %13s %11s %7s" % ("ranks", "MB", "caffe2go s", "torch s", "libgloo s", "caffe2go MB/s", "torch MB/s", "ratio"))
         for n in [int(v) for v in a.ranks.split(",")]:
             for mb in [float(v) for v in a.mb.split(",")]:
                 g = statistics.median(results[("caffe2go", n, mb)])
                 t = statistics.median(results[("torch", n, mb)])
-                print("%6d %7g %14.5f %14.5f %12.0f %12.0f %7.2f" % (n, mb, g, t, mb / g, mb / t, t / g))
-        print("ratio: PyTorch's seconds / caffe2go's (≥ 1: caffe2go as fast or faster); medians of %d rounds" % a.rounds)
+                c = statistics.median(results[("libgloo", n, mb)]) if cxx else float("nan")
+                print("%6d %7g %12.5f %12.5f %12.5f %13.0f %11.0f %7.2f" % (n, mb, g, t, c, mb / g, mb / t, t / g))
+        print("libgloo: plain C++ on libgloo; ratio: PyTorch's seconds / caffe2go's (≥ 1: caffe2go as fast or faster); medians of %d rounds" % a.rounds)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1,7 +1,9 @@
 // Command allreducebench times Gloo all-reduces between processes on this
 // machine through caffe2go's Allreduce operator (engine GLOO), for the
 // comparison with PyTorch's torch.distributed on its Gloo backend that
-// compare.py runs (allreduce_torch.py is the PyTorch side).
+// compare.py runs (allreduce_torch.py is the PyTorch side, and
+// cxx/allreduce_gloo.cc the same all-reduce in plain C++ on libgloo, the
+// library both call).
 //
 // Start one process per rank, all with the same -size and -store:
 //
