@@ -21,7 +21,7 @@ import (
 
 // lenetShardEnv makes the test binary one shard of
 // TestMultiHostLeNetEquiv (TestLeNetShard): "shard numShards devices
-// rendezvousURL outFile".
+// coalesce(0 or 1) rendezvousURL outFile".
 const lenetShardEnv = "CAFFE2GO_DPM_LENET_SHARD"
 
 const (
@@ -93,10 +93,10 @@ func TestLeNetShard(t *testing.T) {
 		t.Skip("runs only as a shard of TestMultiHostLeNetEquiv")
 	}
 	f := strings.Fields(spec)
-	if len(f) != 5 {
-		t.Fatalf("%s=%q: want shard, shards, devices, rendezvous and output file", lenetShardEnv, spec)
+	if len(f) != 6 {
+		t.Fatalf("%s=%q: want shard, shards, devices, coalesce, rendezvous and output file", lenetShardEnv, spec)
 	}
-	var n [3]int
+	var n [4]int
 	for i := range n {
 		v, err := strconv.Atoi(f[i])
 		if err != nil {
@@ -105,7 +105,7 @@ func TestLeNetShard(t *testing.T) {
 		n[i] = v
 	}
 	shard, shards, ndev := n[0], n[1], n[2]
-	addr, err := gloo.ParseStoreAddr(f[3])
+	addr, err := gloo.ParseStoreAddr(f[4])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +114,13 @@ func TestLeNetShard(t *testing.T) {
 		devices[i] = i
 	}
 	rdv := &dataparallel.Rendezvous{Store: addr, ShardID: shard, NumShards: shards,
-		Hostname: "127.0.0.1", Timeout: 30 * time.Second, BarrierTimeout: 120 * time.Second}
+		Hostname: "127.0.0.1", Timeout: 30 * time.Second, BarrierTimeout: 120 * time.Second, Coalesce: n[3] == 1}
 	params := trainLeNetShard(t, devices, rdv, mhLeNetSeed+uint32(shard)*11, lenetBatches(13, mhLeNetSteps, mhLeNetBatch))
 	b, err := json.Marshal(params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(f[4], b, 0o644); err != nil {
+	if err := os.WriteFile(f[5], b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,12 +131,19 @@ func TestLeNetShard(t *testing.T) {
 // 1 process × 4 devices: every shard of every layout must end with the
 // single process's parameters (atol 1e-6). The shards other than 0 start
 // from other random parameters, which shard 0's broadcast replaces.
+//
+// Coalesced (Rendezvous.Coalesce, file store), 2 processes × 2 devices
+// sum in the same order as 1 × 4 and must match as closely; 4 × 1 sums
+// each element in an order that depends on its place in Gloo's ring, and
+// here a rounding difference of 3e-8 (what the first 10 steps show) tips
+// a ReLU or max-pool choice near step 15 and grows to 2.5e-5 by step 20:
+// atol 1e-4 there.
 func TestMultiHostLeNetEquiv(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains LeNet in 13 processes")
+		t.Skip("trains LeNet in 19 processes")
 	}
 	want := trainLeNetShard(t, []int{0, 1, 2, 3}, nil, mhLeNetSeed, lenetBatches(13, mhLeNetSteps, mhLeNetBatch))
-	stores := []string{"file"}
+	stores := []string{"file", "file-coalesced"}
 	redisURL := ""
 	if exe, err := exec.LookPath("redis-server"); err == nil {
 		redisURL = startRedis(t, exe)
@@ -147,13 +154,16 @@ func TestMultiHostLeNetEquiv(t *testing.T) {
 	for _, store := range stores {
 		for _, layout := range []struct{ shards, devices int }{{2, 2}, {4, 1}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", store, layout.shards, layout.devices), func(t *testing.T) {
-				url := "file://" + t.TempDir()
+				url, coalesce := "file://"+t.TempDir(), 0
+				if store == "file-coalesced" {
+					coalesce = 1
+				}
 				if store == "redis" {
 					url = fmt.Sprintf("%s?prefix=lenet%dx%d", redisURL, layout.shards, layout.devices)
 				}
 				specs := make([]string, layout.shards)
 				for s := range specs {
-					specs[s] = fmt.Sprintf("%d %d %d %s", s, layout.shards, layout.devices, url)
+					specs[s] = fmt.Sprintf("%d %d %d %d %s", s, layout.shards, layout.devices, coalesce, url)
 				}
 				start := time.Now()
 				got := runChildren(t, "TestLeNetShard", lenetShardEnv, specs)
@@ -163,8 +173,12 @@ func TestMultiHostLeNetEquiv(t *testing.T) {
 					if len(params) != len(want) {
 						t.Fatalf("shard %d has %d parameters, want %d", s, len(params), len(want))
 					}
+					atol := 1e-6
+					if coalesce == 1 && layout.shards == 4 {
+						atol = 1e-4
+					}
 					for name, w := range want {
-						if err := allclose(params[name], w, 0, 1e-6); err != nil {
+						if err := allclose(params[name], w, 0, atol); err != nil {
 							t.Errorf("shard %d: %s: %v", s, name, err)
 						}
 						for i := range min(len(w), len(params[name])) {

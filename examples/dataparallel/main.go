@@ -75,7 +75,8 @@ type config struct {
 	iface           string // network interface between shards
 	hostname        string // address to listen on for the other shards
 	timeout         time.Duration
-	logEvery        int // print the loss every logEvery steps (0: 100)
+	coalesce        bool // one all-reduce of every gradient across shards per step
+	logEvery        int  // print the loss every logEvery steps (0: 100)
 }
 
 func main() {
@@ -103,6 +104,7 @@ func main() {
 	flag.StringVar(&c.hostname, "hostname", "", "address this shard listens on for the others (127.0.0.1 for shards on one machine); empty: see -interface")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline of every collective across shards: a shard that dies or hangs stops the others within it")
 	flag.IntVar(&c.logEvery, "log-every", 100, "print the loss every n steps")
+	flag.BoolVar(&c.coalesce, "coalesce", true, "all-reduce the gradients across shards as one buffer per step (false: one all-reduce per gradient, as Caffe2)")
 	flag.Parse()
 	ctx := interrupt.Context()
 	_, err := run(ctx, os.Stdout, c)

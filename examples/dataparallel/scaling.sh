@@ -12,11 +12,12 @@
 # moment (on a shared machine the speed-up alone mostly measures how busy
 # core 0 was during the 1-process run).
 #
-#   examples/dataparallel/scaling.sh [rounds] [train-limit]
+#   examples/dataparallel/scaling.sh [rounds] [train-limit] [flags for the shards, e.g. -coalesce=false]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 limit=${2:-6400}
+shift $(($# < 2 ? $# : 2))
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -tags gloo -o "$work/dp" ./examples/dataparallel
@@ -32,7 +33,7 @@ for i in $(seq "$rounds"); do
 	rm -rf "$work/store$i"
 	for k in 0 1; do
 		GOMAXPROCS=1 taskset -c $k "$work/dp" "${common[@]}" -root "$work/shard$k" -num-shards 2 -shard-id $k \
-			-rendezvous "file://$work/store$i" -hostname 127.0.0.1 >"$work/p$k.log" 2>&1 &
+			-rendezvous "file://$work/store$i" -hostname 127.0.0.1 "$@" >"$work/p$k.log" 2>&1 &
 	done
 	wait
 	p=$(echo "$(ips "$work/p0.log") + $(ips "$work/p1.log")" | bc -l)

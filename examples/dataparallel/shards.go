@@ -22,7 +22,7 @@ func rendezvous(c config) (*dataparallel.Rendezvous, error) {
 		return nil, err
 	}
 	return &dataparallel.Rendezvous{Store: addr, ShardID: c.shardID, NumShards: c.numShards,
-		Interface: c.iface, Hostname: c.hostname, Timeout: c.timeout}, nil
+		Interface: c.iface, Hostname: c.hostname, Timeout: c.timeout, Coalesce: c.coalesce}, nil
 }
 
 // shardRows returns the examples shard of shards trains on: rows shard,
