@@ -245,12 +245,11 @@ func (p *Parallel) allReduceAcrossHosts(name string) error {
 }
 
 // allReduceCoalesced sums each gradient group of names (last first, as
-// allReduceGradients) over the devices
-// into the master's copy, then all-reduces them over the shards as one
-// buffer: each is flattened (Reshape, which also records its shape), the
-// pieces are concatenated, the buffer all-reduced, split, and each piece
-// given back its shape; then (unless the model is shared) copied back to
-// the other devices.
+// allReduceGradients) over the devices into the master's copy, then
+// all-reduces them over the shards as one buffer: each is flattened
+// (Reshape, which also records its shape), the pieces are concatenated,
+// the buffer all-reduced, split, and each piece given back its shape;
+// then (unless the model is shared) copied back to the other devices.
 func (p *Parallel) allReduceCoalesced(names []string) error {
 	net := p.model.Net
 	master := p.DeviceOption(p.devices[0])
