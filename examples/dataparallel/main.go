@@ -263,7 +263,7 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 	if logEvery <= 0 {
 		logEvery = 100
 	}
-	begin := time.Now()
+	begin, beginCPU := time.Now(), cpuTime()
 	for step := start + 1; step <= total; step++ {
 		if ctx.Err() != nil {
 			return res, interrupted(ctx, out, ws, step-1, saved, save)
@@ -302,7 +302,8 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 	if res.steps > 0 {
 		elapsed := time.Since(begin)
 		res.imagesPerSec = float64(res.steps*c.devices*c.batch) / elapsed.Seconds()
-		fmt.Fprintf(out, "%d steps in %v: %.0f images/s\n", res.steps, elapsed.Round(time.Millisecond), res.imagesPerSec)
+		fmt.Fprintf(out, "%d steps in %v: %.0f images/s, %.2f s of CPU\n", res.steps, elapsed.Round(time.Millisecond), res.imagesPerSec,
+			(cpuTime() - beginCPU).Seconds())
 	}
 	if res.testAccuracy, res.testedExamples, err = evaluate(ctx, ws, devType, devices, test); err != nil {
 		return res, err
