@@ -256,8 +256,11 @@ type hostileCase struct {
 // newHostileCase draws a case for an operator of type typ: a number of
 // inputs and outputs its schema allows (and sometimes one it does not),
 // outputs that may alias inputs or each other, and arguments from its
-// schema and from the names other operators read.
+// schema and from the names other operators read. typ may be a registry
+// key of an engine's implementation, "Type_ENGINE_<engine>"
+// (operators.RegisteredOperators): the case then asks for that engine.
 func newHostileCase(c chooser, typ string) hostileCase {
+	typ, engine, _ := strings.Cut(typ, "_ENGINE_")
 	minIn, maxIn, minOut, maxOut := 0, 3, 1, 3
 	if s, ok := operators.SchemaOf(typ); ok {
 		minIn, maxIn = s.MinInputs, min(s.MaxInputs, s.MinInputs+3)
@@ -320,6 +323,9 @@ func newHostileCase(c chooser, typ string) hostileCase {
 		}
 	}
 	hc.op = netdef.NewOperator(typ, ins, outs, args...)
+	if engine != "" {
+		hc.op.Engine = &engine
+	}
 	return hc
 }
 

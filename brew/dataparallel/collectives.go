@@ -65,6 +65,9 @@ func (p *Parallel) allReduceGradients() error {
 	if len(p.devices) == 1 && !p.multiHost() {
 		return nil
 	}
+	if p.multiHost() && p.rdv.Coalesce {
+		return p.allReduceCoalesced(p.gradNames)
+	}
 	for _, name := range slices.Backward(p.gradNames) {
 		if p.multiHost() {
 			if err := p.allReduceAcrossHosts(name); err != nil {

@@ -66,6 +66,15 @@ type Rendezvous struct {
 	// BarrierTimeout is how long RunInitNet waits for every shard to
 	// start (default DefaultBarrierTimeout).
 	BarrierTimeout time.Duration
+	// Coalesce all-reduces the gradients across shards as one buffer per
+	// step, once the last one is ready, instead of one all-reduce per
+	// gradient (Caffe2's way, which lets the last layers' all-reduces
+	// overlap the back-propagation of the first). Every all-reduce costs
+	// a few round trips whatever its size, and on a busy machine each
+	// round trip waits for the scheduler: a model with many small
+	// gradients then trains faster coalesced. The parameters are the
+	// same either way; the gradients must all be float tensors.
+	Coalesce bool
 }
 
 // numShards returns the number of shards: 1 without a rendezvous.
@@ -231,6 +240,63 @@ func (p *Parallel) allReduceAcrossHosts(name string) error {
 	net.AddOp(op)
 	if len(blobs) > 1 && !p.opts.SharedModel {
 		return p.broadcast(net, name)
+	}
+	return nil
+}
+
+// allReduceCoalesced sums each gradient group of names (last first, as
+// allReduceGradients) over the devices into the master's copy, then
+// all-reduces them over the shards as one buffer: each is flattened
+// (Reshape, which also records its shape), the pieces are concatenated,
+// the buffer all-reduced, split, and each piece given back its shape;
+// then (unless the model is shared) copied back to the other devices.
+func (p *Parallel) allReduceCoalesced(names []string) error {
+	net := p.model.Net
+	master := p.DeviceOption(p.devices[0])
+	add := func(op *netdef.OperatorDef) {
+		op.Name = proto.String("dpm")
+		op.DeviceOption = master
+		net.AddOp(op)
+	}
+	var groups, grads, flats, shapes []string
+	for _, name := range slices.Backward(names) {
+		blobs, err := p.groupBlobs(name)
+		if err != nil {
+			return err
+		}
+		if len(blobs) > 1 {
+			add(netdef.NewOperator("Sum", blobs, blobs[:1]))
+		}
+		groups = append(groups, name)
+		grads = append(grads, blobs[0])
+		flats = append(flats, blobs[0]+"_dpm_flat")
+		shapes = append(shapes, blobs[0]+"_dpm_shape")
+	}
+	switch len(grads) {
+	case 0:
+		return nil
+	case 1:
+		net.AddOp(p.glooOp("Allreduce", []string{CommonWorldBlob, grads[0]}, grads))
+	default:
+		for i, g := range grads {
+			add(netdef.NewOperator("Reshape", []string{g}, []string{flats[i], shapes[i]}, netdef.ArgInts("shape", -1)))
+		}
+		buf := p.masterPrefix() + "dpm_coalesced_grads"
+		add(netdef.NewOperator("Concat", flats, []string{buf, buf + "_split"}, netdef.ArgInt("axis", 0)))
+		op := p.glooOp("Allreduce", []string{CommonWorldBlob, buf}, []string{buf})
+		op.Name = proto.String("dpm_coalesced_grads")
+		net.AddOp(op)
+		add(netdef.NewOperator("Split", []string{buf, buf + "_split"}, flats, netdef.ArgInt("axis", 0)))
+		for i, g := range grads {
+			add(netdef.NewOperator("Reshape", []string{flats[i], shapes[i]}, []string{g, flats[i] + "_shape"}))
+		}
+	}
+	if len(p.devices) > 1 && !p.opts.SharedModel {
+		for _, name := range groups {
+			if err := p.broadcast(net, name); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -169,13 +169,26 @@ func TestShard(t *testing.T) {
 // and returns each shard's parameters.
 func runShards(t *testing.T, shards int, url string) []map[string][]float32 {
 	t.Helper()
+	specs := make([]string, shards)
+	for s := range specs {
+		specs[s] = fmt.Sprintf("%d %d %s", s, shards, url)
+	}
+	return runChildren(t, "TestShard", shardEnv, specs)
+}
+
+// runChildren runs the test child of this binary once per spec, at once,
+// each in a process of its own with env set to the spec and the file the
+// child writes its parameters to (as JSON), and returns each child's
+// parameters.
+func runChildren(t *testing.T, child, env string, specs []string) []map[string][]float32 {
+	t.Helper()
 	dir := t.TempDir()
-	cmds := make([]*exec.Cmd, shards)
-	outs := make([]string, shards)
-	for s := range shards {
-		outs[s] = filepath.Join(dir, fmt.Sprintf("shard%d.json", s))
-		cmd := exec.Command(os.Args[0], "-test.run=^TestShard$", "-test.v")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %s %s", shardEnv, s, shards, url, outs[s]))
+	cmds := make([]*exec.Cmd, len(specs))
+	outs := make([]string, len(specs))
+	for s, spec := range specs {
+		outs[s] = filepath.Join(dir, fmt.Sprintf("child%d.json", s))
+		cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.v")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s", env, spec, outs[s]))
 		var log strings.Builder
 		cmd.Stdout, cmd.Stderr = &log, &log
 		if err := cmd.Start(); err != nil {
@@ -183,15 +196,15 @@ func runShards(t *testing.T, shards int, url string) []map[string][]float32 {
 		}
 		t.Cleanup(func() {
 			if t.Failed() {
-				t.Logf("shard %d:\n%s", s, log.String())
+				t.Logf("%s %q:\n%s", child, spec, log.String())
 			}
 		})
 		cmds[s] = cmd
 	}
-	results := make([]map[string][]float32, shards)
+	results := make([]map[string][]float32, len(specs))
 	for s, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
-			t.Errorf("shard %d: %v", s, err)
+			t.Errorf("%s %q: %v", child, specs[s], err)
 			continue
 		}
 		b, err := os.ReadFile(outs[s])

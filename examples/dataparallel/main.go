@@ -38,6 +38,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/caffe2go/caffe2go/blob"
@@ -72,6 +73,10 @@ type config struct {
 	numShards       int
 	rendezvous      string // file:///dir or redis://host:port, with -num-shards > 1
 	iface           string // network interface between shards
+	hostname        string // address to listen on for the other shards
+	timeout         time.Duration
+	coalesce        bool // one all-reduce of every gradient across shards per step
+	logEvery        int  // print the loss every logEvery steps (0: 100)
 }
 
 func main() {
@@ -96,11 +101,34 @@ func main() {
 	flag.IntVar(&c.numShards, "num-shards", 1, "processes training together; each needs -shard-id and the same -rendezvous")
 	flag.StringVar(&c.rendezvous, "rendezvous", "", "where the shards meet: file:///shared/dir or redis://host:port (add ?prefix=run2 for a fresh run in the same place)")
 	flag.StringVar(&c.iface, "interface", "", "network interface the shards connect through (eth0); empty: the host name's address")
+	flag.StringVar(&c.hostname, "hostname", "", "address this shard listens on for the others (127.0.0.1 for shards on one machine); empty: see -interface")
+	flag.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline of every collective across shards: a shard that dies or hangs stops the others within it")
+	flag.IntVar(&c.logEvery, "log-every", 100, "print the loss every n steps")
+	flag.BoolVar(&c.coalesce, "coalesce", true, "all-reduce the gradients across shards as one buffer per step (false: one all-reduce per gradient, as Caffe2)")
 	flag.Parse()
 	ctx := interrupt.Context()
 	_, err := run(ctx, os.Stdout, c)
-	interrupt.Exit(ctx, "dataparallel", err)
+	interrupt.Exit(ctx, "dataparallel", withoutPackagePrefix(err))
 }
+
+// withoutPackagePrefix drops the "dataparallel: " that brew/dataparallel's
+// errors begin with, as this command has the same name and
+// interrupt.Exit writes it before the error already.
+func withoutPackagePrefix(err error) error {
+	if err == nil || !strings.HasPrefix(err.Error(), packagePrefix) {
+		return err
+	}
+	return prefixless{err}
+}
+
+const packagePrefix = "dataparallel: "
+
+// prefixless is an error whose message lacks the package prefix; it
+// unwraps to the error it shortens.
+type prefixless struct{ err error }
+
+func (e prefixless) Error() string { return strings.TrimPrefix(e.err.Error(), packagePrefix) }
+func (e prefixless) Unwrap() error { return e.err }
 
 // devicesBlob is the blob, saved with every checkpoint, that records the
 // number of devices the checkpoint was trained on.
@@ -231,7 +259,11 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 		fmt.Fprintf(out, "training LeNet on %d %v devices, %d examples per step, steps %d to %d\n",
 			c.devices, devType, c.devices*c.batch, start+1, total)
 	}
-	begin := time.Now()
+	logEvery := c.logEvery
+	if logEvery <= 0 {
+		logEvery = 100
+	}
+	begin, beginCPU := time.Now(), cpuTime()
 	for step := start + 1; step <= total; step++ {
 		if ctx.Err() != nil {
 			return res, interrupted(ctx, out, ws, step-1, saved, save)
@@ -253,7 +285,7 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 			res.firstLoss = loss
 		}
 		res.lastLoss = loss
-		if step%100 == 0 || step == total {
+		if step%logEvery == 0 || step == total {
 			acc, err := meanOverDevices(ws, p, "accuracy")
 			if err != nil {
 				return res, err
@@ -270,7 +302,8 @@ func run(ctx context.Context, out io.Writer, c config) (res result, err error) {
 	if res.steps > 0 {
 		elapsed := time.Since(begin)
 		res.imagesPerSec = float64(res.steps*c.devices*c.batch) / elapsed.Seconds()
-		fmt.Fprintf(out, "%d steps in %v: %.0f images/s\n", res.steps, elapsed.Round(time.Millisecond), res.imagesPerSec)
+		fmt.Fprintf(out, "%d steps in %v: %.0f images/s, %.2f s of CPU\n", res.steps, elapsed.Round(time.Millisecond), res.imagesPerSec,
+			(cpuTime() - beginCPU).Seconds())
 	}
 	if res.testAccuracy, res.testedExamples, err = evaluate(ctx, ws, devType, devices, test); err != nil {
 		return res, err

@@ -21,7 +21,8 @@ func rendezvous(c config) (*dataparallel.Rendezvous, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dataparallel.Rendezvous{Store: addr, ShardID: c.shardID, NumShards: c.numShards, Interface: c.iface}, nil
+	return &dataparallel.Rendezvous{Store: addr, ShardID: c.shardID, NumShards: c.numShards,
+		Interface: c.iface, Hostname: c.hostname, Timeout: c.timeout, Coalesce: c.coalesce}, nil
 }
 
 // shardRows returns the examples shard of shards trains on: rows shard,

@@ -129,10 +129,18 @@ func collectiveTag(def *netdef.OperatorDef) uint32 {
 	return h.Sum32()
 }
 
-// opTimeout returns the deadline an operator's timeout_ms argument gives,
-// or def when it is absent or not positive.
+// MaxTimeout is the longest deadline a timeout_ms argument gives: larger
+// values mean it (they would overflow a time.Duration, and Gloo's deadlines
+// in nanoseconds).
+const MaxTimeout = 10 * 365 * 24 * time.Hour
+
+// opTimeout returns the deadline an operator's timeout_ms argument gives
+// (at most MaxTimeout), or def when it is absent or not positive.
 func opTimeout(b *operators.Base, def time.Duration) time.Duration {
 	if ms := b.ArgInt("timeout_ms", -1); ms > 0 {
+		if ms >= MaxTimeout.Milliseconds() {
+			return MaxTimeout
+		}
 		return time.Duration(ms) * time.Millisecond
 	}
 	return def

@@ -2,8 +2,11 @@
 
 package gloo
 
+// -O3: Gloo's reduce functions (gloo/math.h) are templates compiled
+// here, and cgo's default -O2 leaves their loops scalar.
+
 /*
-#cgo CXXFLAGS: -std=c++17
+#cgo CXXFLAGS: -std=c++17 -O3
 #cgo LDFLAGS: -lgloo -lstdc++
 #include <stdlib.h>
 #include "shim.h"
