@@ -11,13 +11,22 @@
 // micro-kernel reads it in place. Likewise, when C has only a few rows
 // (float32, B untransposed), B is read in place by another variant.
 //
+// Products of at most 16³ multiply-adds are computed by plain loops. A
+// float32 C = A·Bᵀ with at most 32 columns and k of at least 32 (a
+// classifier's last layer, a convolution's weight gradient) takes the dot
+// path (dot.go): every element of C is the dot product of a row of A and
+// a row of B, both contiguous, and a 4×3 kernel reads them in place
+// instead of transposing B into strips that would be mostly padding.
+// PathCounts tells which path the products took (Path names them), once
+// CountPaths has turned the counting on.
+//
 // # Kernels
 //
 // On amd64 CPUs with AVX2 and FMA (detected at run time with
 // golang.org/x/sys/cpu) the micro-kernels are in assembly: a 6×16 float32
 // tile (6×8 float64) held in twelve YMM accumulators, fed by one broadcast
 // of A and two loads of B per step, and AVX copies and 8×8 transposes that
-// pack B (kernel_amd64.s). Everywhere else, and
+// pack B, and the dot path's kernel (kernel_amd64.s). Everywhere else, and
 // with the purego or noasm build tag, a portable 4×4 Go kernel runs.
 // Kernel reports which one is in use. There is no AVX-512 kernel yet.
 //

@@ -51,10 +51,12 @@ func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool
 		return
 	}
 	if k == 0 || alpha == 0 {
+		took(PathScale)
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
 	if m*n*k <= smallWork {
+		took(PathDirect)
 		direct(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -64,13 +66,19 @@ func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 	}
+	if useDot(kern, transA, transB, n, k) {
+		dotProduct(st, p, threads)
+		return
+	}
 	tasks, byRows, chunk := split(m, n, k, threads, p.kern.mr, p.kern.nr, p.kern.taskWork)
 	if tasks <= 1 {
+		took(PathBlocked)
 		buf := st.bufs.Get()
 		p.run(0, m, 0, n, buf)
 		st.bufs.Put(buf)
 		return
 	}
+	took(PathBlockedParallel)
 	j := st.jobs.Get()
 	j.p, j.byRows, j.st = p, byRows, st
 	j.extent, j.chunk = n, chunk
@@ -533,6 +541,7 @@ type state[T float32 | float64] struct {
 	kern *kernel[T] // the micro-kernel Gemm uses
 	bufs parallel.FreeList[buffers[T]]
 	jobs parallel.FreeList[job[T]]
+	dots parallel.FreeList[dotJob[T]]
 }
 
 var (

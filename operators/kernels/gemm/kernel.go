@@ -29,6 +29,10 @@ type kernel[T float32 | float64] struct {
 	// transpose, where not nil, packs a whole strip of a transposed B:
 	// dst[q·nr+j] = src[j·ld+q] for j < nr and q < k, k a multiple of 8.
 	transpose func(k int, dst, src []T, ld int)
+	// dot, where not nil, is the kernel of the dot path: it sets
+	// out[4·i+j] to the dot product of rows i < 4 of a (lda apart) and rows
+	// j < 3 of b (ldb apart), each k long, and out[4·i+3] to 0.
+	dot func(k int, a []T, lda int, b []T, ldb int, out []T)
 }
 
 // The portable kernels, in plain Go: a 4×4 tile in scalar registers.

@@ -61,3 +61,9 @@ func copyRows64D(k int, dst []float64, src []float64, ld int)
 //
 //go:noescape
 func transpose16S(k int, dst []float32, src []float32, ld int)
+
+// dot4x3S sets out[4·i+j] = Σ_{p<k} a[i·lda+p]·b[j·ldb+p] for i < 4 and j < 3, and out[4·i+3] = 0.
+// The caller checks the lengths of a, b and out (16) and that k > 0.
+//
+//go:noescape
+func dot4x3S(k int, a []float32, lda int, b []float32, ldb int, out []float32)

@@ -1364,3 +1364,138 @@ loop:
 	JNZ        loop
 	VZEROUPPER
 	RET
+
+DATA dotMask<>+0(SB)/4, $0xffffffff
+DATA dotMask<>+4(SB)/4, $0xffffffff
+DATA dotMask<>+8(SB)/4, $0xffffffff
+DATA dotMask<>+12(SB)/4, $0xffffffff
+DATA dotMask<>+16(SB)/4, $0xffffffff
+DATA dotMask<>+20(SB)/4, $0xffffffff
+DATA dotMask<>+24(SB)/4, $0xffffffff
+DATA dotMask<>+28(SB)/4, $0xffffffff
+DATA dotMask<>+32(SB)/4, $0x00000000
+DATA dotMask<>+36(SB)/4, $0x00000000
+DATA dotMask<>+40(SB)/4, $0x00000000
+DATA dotMask<>+44(SB)/4, $0x00000000
+DATA dotMask<>+48(SB)/4, $0x00000000
+DATA dotMask<>+52(SB)/4, $0x00000000
+DATA dotMask<>+56(SB)/4, $0x00000000
+DATA dotMask<>+60(SB)/4, $0x00000000
+GLOBL dotMask<>(SB), RODATA|NOPTR, $64
+
+// func dot4x3S(k int, a []float32, lda int, b []float32, ldb int, out []float32)
+// Requires: AVX, FMA3
+TEXT ·dot4x3S(SB), NOSPLIT, $0-96
+	MOVQ   k+0(FP), CX
+	MOVQ   a_base+8(FP), SI
+	MOVQ   lda+32(FP), R8
+	MOVQ   b_base+40(FP), DI
+	MOVQ   ldb+64(FP), R9
+	MOVQ   out_base+72(FP), R11
+	SHLQ   $0x02, R8
+	SHLQ   $0x02, R9
+	LEAQ   (SI)(R8*2), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   CX, AX
+	SHRQ   $0x03, AX
+	JZ     tail
+
+loop:
+	VMOVUPS     (DI), Y12
+	VMOVUPS     (DI)(R9*1), Y13
+	VMOVUPS     (DI)(R9*2), Y14
+	VMOVUPS     (SI), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS     (SI)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS     (R10), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (R10)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R10
+	ADDQ        $0x20, DI
+	DECQ        AX
+	JNZ         loop
+
+tail:
+	ANDQ $0x07, CX
+	JZ   reduce
+
+	// The last k%8 values, under a mask of k%8 ones: two rows of B, then the third.
+	MOVQ        $0x00000008, DX
+	SUBQ        CX, DX
+	LEAQ        dotMask<>+0(SB), BX
+	VMOVUPS     (BX)(DX*4), Y15
+	VMASKMOVPS  (DI), Y15, Y12
+	VMASKMOVPS  (DI)(R9*1), Y15, Y13
+	VMASKMOVPS  (SI), Y15, Y14
+	VFMADD231PS Y12, Y14, Y0
+	VFMADD231PS Y13, Y14, Y1
+	VMASKMOVPS  (SI)(R8*1), Y15, Y14
+	VFMADD231PS Y12, Y14, Y3
+	VFMADD231PS Y13, Y14, Y4
+	VMASKMOVPS  (R10), Y15, Y14
+	VFMADD231PS Y12, Y14, Y6
+	VFMADD231PS Y13, Y14, Y7
+	VMASKMOVPS  (R10)(R8*1), Y15, Y14
+	VFMADD231PS Y12, Y14, Y9
+	VFMADD231PS Y13, Y14, Y10
+	VMASKMOVPS  (DI)(R9*2), Y15, Y12
+	VMASKMOVPS  (SI), Y15, Y14
+	VFMADD231PS Y12, Y14, Y2
+	VMASKMOVPS  (SI)(R8*1), Y15, Y14
+	VFMADD231PS Y12, Y14, Y5
+	VMASKMOVPS  (R10), Y15, Y14
+	VFMADD231PS Y12, Y14, Y8
+	VMASKMOVPS  (R10)(R8*1), Y15, Y14
+	VFMADD231PS Y12, Y14, Y11
+
+reduce:
+	// Row i: [Σ(i,0), Σ(i,1), Σ(i,2), 0] from its three accumulators and zeros.
+	VXORPS       Y15, Y15, Y15
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y15, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVUPS      X0, (R11)
+	VHADDPS      Y4, Y3, Y3
+	VHADDPS      Y15, Y5, Y5
+	VHADDPS      Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVUPS      X3, 16(R11)
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y15, Y8, Y8
+	VHADDPS      Y8, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVUPS      X6, 32(R11)
+	VHADDPS      Y10, Y9, Y9
+	VHADDPS      Y15, Y11, Y11
+	VHADDPS      Y11, Y9, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X10, X9, X9
+	VMOVUPS      X9, 48(R11)
+	VZEROUPPER
+	RET

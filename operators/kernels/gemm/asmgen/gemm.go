@@ -10,8 +10,8 @@ import (
 
 // gemmKernels emits package gemm's kernels: the micro-kernels of each
 // element type (packed, A in place, and for float32 B in place), the AVX
-// copies that pack an untransposed strip of B, and the float32 transpose
-// that packs a transposed one.
+// copies that pack an untransposed strip of B, the float32 transpose
+// that packs a transposed one, and the float32 kernel of the dot path.
 func gemmKernels() {
 	kernel(f32, false)
 	kernel(f32, true)
@@ -21,6 +21,7 @@ func gemmKernels() {
 	copyRows(f32)
 	copyRows(f64)
 	transpose16S()
+	dot4x3S()
 }
 
 // mr is the height of every micro-tile: six rows of two vectors each take
