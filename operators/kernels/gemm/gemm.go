@@ -71,6 +71,11 @@ func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool
 		return
 	}
 	tasks, byRows, chunk := split(m, n, k, threads, p.kern.mr, p.kern.nr, p.kern.taskWork)
+	if byRows {
+		if c, t, ok := columnsPay(transA, m, n, k, tasks, p.kern.nr); ok {
+			tasks, byRows, chunk = t, false, c
+		}
+	}
 	if tasks <= 1 {
 		took(PathBlocked)
 		buf := st.bufs.Get()
