@@ -9,7 +9,10 @@
 // transposed operands cost nothing extra. When a panel of B has only a few
 // strips (a narrow C), A is not packed: a strided variant of the
 // micro-kernel reads it in place. Likewise, when C has only a few rows
-// (float32, B untransposed), B is read in place by another variant.
+// (float32, B untransposed), B is read in place by another variant. A
+// last strip of C with fewer than mr rows is computed by float32 kernels
+// of just those rows, straight into C, rather than by a whole tile into a
+// scratch tile.
 //
 // Products of at most 16³ multiply-adds are computed by plain loops. A
 // float32 C = A·Bᵀ with at most 32 columns and k of at least 32 (a

@@ -382,6 +382,10 @@ func (p *problem[T]) macro(buf *buffers[T], ic, mb, jc, nb, kb int, beta T) {
 				kn.tile(kb, a, b, p.c[off:off+(mr-1)*ldc+nr], ldc, p.alpha, beta)
 				continue
 			}
+			if cols == nr && kn.edge != nil {
+				kn.edge[rows](kb, a, b, p.c[off:off+(rows-1)*ldc+nr], ldc, p.alpha, beta)
+				continue
+			}
 			kn.tile(kb, a, b, buf.tile, nr, 1, 0)
 			store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
 		}
@@ -399,7 +403,8 @@ var inPlaceStrips = 16
 
 // macroInPlace is macro for an unpacked block of A: rows [ic, ic+mb) and
 // columns [pc, pc+kb) of op(A), read where they are by the strided
-// kernel. A last strip of fewer than mr rows is packed.
+// kernel. A last strip of fewer than mr rows is read in place too by the
+// kernel of its rows where the kernel has one (stridedEdge), else packed.
 func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, beta T) {
 	kn := p.kern
 	mr, nr := kn.mr, kn.nr
@@ -409,7 +414,7 @@ func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, b
 		rs, cs = 1, p.lda
 	}
 	full := mb / mr * mr
-	if full < mb {
+	if full < mb && kn.stridedEdge == nil {
 		p.packA(buf.a, ic+full, mb-full, pc, kb)
 	}
 	span := (mr-1)*rs + (kb-1)*cs + 1
@@ -419,7 +424,19 @@ func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, b
 		for s := 0; s < mb; s += mr {
 			rows := min(mr, mb-s)
 			off := (ic+s)*ldc + jc + t
-			if rows < mr {
+			switch {
+			case rows < mr && kn.stridedEdge != nil:
+				// The last strip, read in place too by the kernel of its rows.
+				ao := (ic+s)*rs + pc*cs
+				a := p.a[ao : ao+(rows-1)*rs+(kb-1)*cs+1]
+				if cols == nr {
+					kn.stridedEdge[rows](kb, a, rs, cs, b, p.c[off:off+(rows-1)*ldc+nr], ldc, p.alpha, beta)
+					continue
+				}
+				kn.stridedEdge[rows](kb, a, rs, cs, b, buf.tile, nr, 1, 0)
+				store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
+				continue
+			case rows < mr:
 				kn.tile(kb, buf.a[:mr*kb], b, buf.tile, nr, 1, 0)
 				store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
 				continue
@@ -465,6 +482,9 @@ func (p *problem[T]) macroInPlaceB(buf *buffers[T], ic, mb, pc, jc, nb, kb int, 
 				kn.tile(kb, a, buf.b[:nr*kb], buf.tile, nr, 1, 0)
 			case rows == mr:
 				kn.stridedB(kb, a, p.b[bo:bo+span], ldb, p.c[off:off+(mr-1)*ldc+nr], ldc, p.alpha, beta)
+				continue
+			case kn.stridedBEdge != nil:
+				kn.stridedBEdge[rows](kb, a, p.b[bo:bo+span], ldb, p.c[off:off+(rows-1)*ldc+nr], ldc, p.alpha, beta)
 				continue
 			default:
 				kn.stridedB(kb, a, p.b[bo:bo+span], ldb, buf.tile, nr, 1, 0)

@@ -29,6 +29,13 @@ type kernel[T float32 | float64] struct {
 	// transpose, where not nil, packs a whole strip of a transposed B:
 	// dst[q·nr+j] = src[j·ld+q] for j < nr and q < k, k a multiple of 8.
 	transpose func(k int, dst, src []T, ld int)
+	// edge, stridedEdge and stridedBEdge, where not nil, are tile,
+	// strided and stridedB for a last strip of r < mr rows, at index r:
+	// they compute only those r rows, straight into C (a packed strip
+	// still holds mr values per column, the last mr−r of them unread).
+	edge         []func(k int, a, b, c []T, ldc int, alpha, beta T)
+	stridedEdge  []func(k int, a []T, rs, cs int, b, c []T, ldc int, alpha, beta T)
+	stridedBEdge []func(k int, a, b []T, ldb int, c []T, ldc int, alpha, beta T)
 	// dot, where not nil, is the kernel of the dot path: it sets
 	// out[4·i+j] to the dot product of rows i < 4 of a (lda apart) and rows
 	// j < 3 of b (ldb apart), each k long, and out[4·i+3] to 0.
