@@ -444,6 +444,14 @@ func (m *model) finish(logits string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The input needs no gradient, and PyTorch computes none for it: an
+	// FC that reads it computes dW and db only (FCGradient's third output
+	// is optional), as a Conv that reads it has no_gradient_to_input.
+	for _, op := range m.net.Proto().GetOp() {
+		if op.GetType() == "FCGradient" && op.Input[0] == "data" && len(op.Output) == 3 {
+			op.Output = op.Output[:2]
+		}
+	}
 	for _, p := range m.params {
 		mom := p + "_momentum"
 		m.feed(mom, 0, m.ws.GetBlob(p).Tensor().Shape()...)

@@ -136,3 +136,23 @@ func BenchmarkTrainingStep(b *testing.B) {
 		})
 	}
 }
+
+// TestNoGradientToData checks that no operator computes the gradient of
+// the input data, which PyTorch does not compute either: the FC that reads
+// it has no dX output, the Conv that reads it no_gradient_to_input.
+func TestNoGradientToData(t *testing.T) {
+	for _, w := range workloads {
+		ws := workspace.New("")
+		net, err := w.build(ws, w.batch/8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range ws.GetNet(net).Proto().GetOp() {
+			for _, out := range op.GetOutput() {
+				if out == "data_grad" {
+					t.Errorf("%s: %s computes %s", w.name, op.GetType(), out)
+				}
+			}
+		}
+	}
+}
