@@ -15,11 +15,12 @@
 // scratch tile.
 //
 // Products of at most 16³ multiply-adds are computed by plain loops. A
-// float32 C = A·Bᵀ with at most 32 columns and k of at least 32 (a
-// classifier's last layer, a convolution's weight gradient) takes the dot
-// path (dot.go): every element of C is the dot product of a row of A and
-// a row of B, both contiguous, and a 4×3 kernel reads them in place
-// instead of transposing B into strips that would be mostly padding.
+// float32 C = A·Bᵀ with few columns and a long k (a classifier's last
+// layer, a convolution's weight gradient) takes the dot path (dot.go)
+// where a cost model says it is faster: every element of C is the dot
+// product of a row of A and a row of B, both contiguous, and a 4×3 kernel
+// reads them in place instead of transposing B into strips that would be
+// largely padding.
 // PathCounts tells which path the products took (Path names them), once
 // CountPaths has turned the counting on.
 //

@@ -3,7 +3,7 @@ package gemm
 import "github.com/caffe2go/caffe2go/operators/internal/parallel"
 
 // The dot path computes C = alpha·A·Bᵀ + beta·C (A untransposed, B
-// transposed) when C has few columns: the last layer of a classifier
+// transposed) when C has few columns and k is long: the last layer of a classifier
 // (batch × classes) and the weight gradient of a convolution (output
 // channels × input channels·kernel, summed over the pixels). Both rows of
 // A and rows of B are then contiguous k-vectors, and each element of C is
@@ -13,18 +13,31 @@ import "github.com/caffe2go/caffe2go/operators/internal/parallel"
 // into 16-column strips, most of them padding for a C this narrow.
 const (
 	dotRows, dotCols = 4, 3
-	// dotMaxN is the most columns of C that take the dot path; wider
-	// products keep B packed, where the blocked kernel's two broadcasts
-	// per multiply-add beat the dot kernel's one load per row.
-	dotMaxN = 32
-	// dotMinK is the least k that takes it: the reduction of the
-	// accumulators costs as much as a few dozen steps of k.
-	dotMinK = 32
+	// dotMaxN is the most columns of C that may take the dot path.
+	dotMaxN = 64
 )
 
-// useDot reports whether kern computes the product on the dot path.
-func useDot[T float32 | float64](kern *kernel[T], transA, transB bool, n, k int) bool {
-	return kern.dot != nil && transB && !transA && n <= dotMaxN && k >= dotMinK
+// useDot reports whether kern computes the product on the dot path:
+// when B is transposed and A is not, and a cost model says the dot kernel
+// is faster than the blocked one. Both are counted in multiply-adds at the
+// rate each kernel reaches, measured on one AVX2 core (AMD EPYC, Zen):
+//
+//   - blocked: m·⌈n⌉nr·k at 95% of peak (C's columns padded to whole
+//     strips of nr), plus about 16 for each of the n·k values of B it
+//     transposes into strips;
+//   - dot: ⌈m⌉4·⌈n⌉3·(k+100) at 85% of peak (the reduction of its
+//     accumulators costs about as much as 100 steps of k).
+//
+// The model picks the faster kernel in all twelve shapes measured, among
+// them n = 9, 10, 24 and 25 (dot, up to 1.7× faster), n = 16, 32 and 48
+// (blocked, whose strips have no padding) and k of 32 to 64 (blocked).
+func useDot[T float32 | float64](kern *kernel[T], transA, transB bool, m, n, k int) bool {
+	if kern.dot == nil || !transB || transA || n > dotMaxN || k < 16 {
+		return false
+	}
+	blocked := float64(m*roundUp(n, kern.nr)*k)/0.95 + 16*float64(n*k)
+	dot := float64(roundUp(m, dotRows)*roundUp(n, dotCols)*(k+100)) / 0.85
+	return dot < blocked
 }
 
 // dotJob is one product on the dot path, its rows cut into groups of
@@ -39,8 +52,8 @@ type dotJob[T float32 | float64] struct {
 func dotProduct[T float32 | float64](st *state[T], p problem[T], threads int) {
 	groups := (p.m + dotRows - 1) / dotRows
 	tasks := max(1, min(threads, p.m*p.n*p.k/p.kern.taskWork, groups))
+	took(PathDot)
 	if tasks > 1 {
-		took(PathDot)
 		j := st.dots.Get()
 		j.p, j.st = p, st
 		parallel.Run(j, groups, tasks)
@@ -48,7 +61,6 @@ func dotProduct[T float32 | float64](st *state[T], p problem[T], threads int) {
 		st.dots.Put(j)
 		return
 	}
-	took(PathDot)
 	buf := st.bufs.Get()
 	p.dotRange(0, p.m, buf)
 	st.bufs.Put(buf)

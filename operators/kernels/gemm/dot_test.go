@@ -63,22 +63,26 @@ func TestDotPathChosen(t *testing.T) {
 	skipNoDot(t)
 	for _, tc := range []struct {
 		transA, transB bool
-		n, k           int
+		m, n, k        int
 		want           bool
 	}{
-		{false, true, 9, 512, true},
-		{false, true, 25, 576, true},
-		{false, true, dotMaxN, dotMinK, true},
-		{false, true, dotMaxN + 1, 512, false},
-		{false, true, 9, dotMinK - 1, false},
-		{false, false, 9, 512, false},
-		{true, true, 9, 512, false},
+		{false, true, 256, 9, 512, true},   // mlp's last layer
+		{false, true, 64, 10, 500, true},   // lenet's
+		{false, true, 20, 25, 576, true},   // lenet's first convolution, weight gradient
+		{false, true, 256, 24, 512, true},  // two strips, a third of them padding
+		{false, true, 256, 16, 512, false}, // one whole strip
+		{false, true, 256, 32, 512, false},
+		{false, true, 50, 32, 64, false}, // k too short for the reduction
+		{false, true, 256, 12, 32, false},
+		{false, true, 256, dotMaxN + 1, 4096, false},
+		{false, false, 256, 9, 512, false},
+		{true, true, 256, 9, 512, false},
 	} {
-		if got := useDot(&avx2S, tc.transA, tc.transB, tc.n, tc.k); got != tc.want {
-			t.Errorf("useDot(transA %v, transB %v, n %d, k %d) = %v, want %v", tc.transA, tc.transB, tc.n, tc.k, got, tc.want)
+		if got := useDot(&avx2S, tc.transA, tc.transB, tc.m, tc.n, tc.k); got != tc.want {
+			t.Errorf("useDot(transA %v, transB %v, %d×%d×%d) = %v, want %v", tc.transA, tc.transB, tc.m, tc.n, tc.k, got, tc.want)
 		}
 	}
-	if useDot(&generic32, false, true, 9, 512) {
+	if useDot(&generic32, false, true, 256, 9, 512) {
 		t.Error("the portable kernel has no dot kernel, but takes the dot path")
 	}
 }

@@ -66,7 +66,7 @@ func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 	}
-	if useDot(kern, transA, transB, n, k) {
+	if useDot(kern, transA, transB, m, n, k) {
 		dotProduct(st, p, threads)
 		return
 	}
