@@ -14,9 +14,11 @@
 // of just those rows, straight into C, rather than by a whole tile into a
 // scratch tile.
 //
-// Products of at most 16³ multiply-adds are computed by plain loops. A
-// float32 C = A·Bᵀ with few columns and a long k (a classifier's last
-// layer, a convolution's weight gradient) takes the dot path (dot.go)
+// Tiny products (at most 96 multiply-adds with the AVX2 kernels, 256 with
+// the portable ones) are computed by plain loops. A
+// float32 C = A·Bᵀ with few columns or few rows and a long k (a
+// classifier's last layer, a convolution's weight gradient, an FC layer on
+// a batch of a few) takes the dot path (dot.go)
 // where a cost model says it is faster: every element of C is the dot
 // product of a row of A and a row of B, both contiguous, and a 4×3 kernel
 // reads them in place instead of transposing B into strips that would be

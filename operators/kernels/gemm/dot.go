@@ -3,19 +3,16 @@ package gemm
 import "github.com/caffe2go/caffe2go/operators/internal/parallel"
 
 // The dot path computes C = alpha·A·Bᵀ + beta·C (A untransposed, B
-// transposed) when C has few columns and k is long: the last layer of a classifier
-// (batch × classes) and the weight gradient of a convolution (output
-// channels × input channels·kernel, summed over the pixels). Both rows of
-// A and rows of B are then contiguous k-vectors, and each element of C is
-// their dot product: a kernel reads four rows of A and three of B where
-// they are, eight values of each at a time, and reduces twelve
-// accumulators at the end. The blocked path would instead transpose B
-// into 16-column strips, most of them padding for a C this narrow.
-const (
-	dotRows, dotCols = 4, 3
-	// dotMaxN is the most columns of C that may take the dot path.
-	dotMaxN = 64
-)
+// transposed) when C has few columns or few rows and k is long: the last
+// layer of a classifier (batch × classes), the weight gradient of a
+// convolution (output channels × input channels·kernel, summed over the
+// pixels), an FC layer on a batch of a few. Rows of A and rows of B are
+// then contiguous k-vectors, and each element of C is their dot product:
+// a kernel reads four rows of A and three of B where they are, eight
+// values of each at a time, and reduces twelve accumulators at the end.
+// The blocked path would instead transpose B into 16-column strips, most
+// of them padding for a C this narrow, or all of B for a few rows.
+const dotRows, dotCols = 4, 3
 
 // useDot reports whether kern computes the product on the dot path:
 // when B is transposed and A is not, and a cost model says the dot kernel
@@ -28,11 +25,13 @@ const (
 //   - dot: ⌈m⌉4·⌈n⌉3·(k+100) at 85% of peak (the reduction of its
 //     accumulators costs about as much as 100 steps of k).
 //
-// The model picks the faster kernel in all twelve shapes measured, among
-// them n = 9, 10, 24 and 25 (dot, up to 1.7× faster), n = 16, 32 and 48
-// (blocked, whose strips have no padding) and k of 32 to 64 (blocked).
+// The model picks the faster kernel, or one within 25% of it, in all 21
+// shapes measured: n = 9, 10, 24 and 25 with a long k (dot, up to 1.7×
+// faster), m of 1 to 16 rows with n of 256 or 512 (dot, up to 2×: the
+// blocked path transposes all of B for a few rows), n = 16, 32 and 48 and
+// k of 32 to 64 (blocked), and m ≥ 64 with a wide n (blocked).
 func useDot[T float32 | float64](kern *kernel[T], transA, transB bool, m, n, k int) bool {
-	if kern.dot == nil || !transB || transA || n > dotMaxN || k < 16 {
+	if kern.dot == nil || !transB || transA || k < 16 {
 		return false
 	}
 	blocked := float64(m*roundUp(n, kern.nr)*k)/0.95 + 16*float64(n*k)

@@ -74,7 +74,8 @@ func TestDotPathChosen(t *testing.T) {
 		{false, true, 256, 32, 512, false},
 		{false, true, 50, 32, 64, false}, // k too short for the reduction
 		{false, true, 256, 12, 32, false},
-		{false, true, 256, dotMaxN + 1, 4096, false},
+		{false, true, 4, 512, 512, true}, // a batch of four
+		{false, true, 64, 128, 512, false},
 		{false, false, 256, 9, 512, false},
 		{true, true, 256, 9, 512, false},
 	} {

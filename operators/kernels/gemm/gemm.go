@@ -8,9 +8,6 @@ import (
 )
 
 const (
-	// smallWork is the m·n·k at or below which the product is computed by a
-	// direct loop, without packing.
-	smallWork = 16 * 16 * 16
 	// minSplit is the least number of rows (or columns) a task should get.
 	minSplit = 16
 )
@@ -55,7 +52,7 @@ func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	if m*n*k <= smallWork {
+	if m*n*k <= kern.smallWork {
 		took(PathDirect)
 		direct(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
@@ -227,8 +224,11 @@ func (p *problem[T]) run(i0, i1, j0, j1 int, buf *buffers[T]) {
 				beta = 1
 			}
 			strips := (nb + nr - 1) / nr
-			inPlace := kn.strided != nil && (strips <= inPlaceStrips && !p.transA || strips <= inPlaceStrips/4)
-			inPlaceB := !inPlace && kn.stridedB != nil && !p.transB && i1-i0 <= inPlaceBRows && p.ldb%64 != 0
+			// One strip of A or less: B, read once, is read in place
+			// whatever its leading dimension, and rather than A.
+			oneStripB := kn.stridedB != nil && !p.transB && i1-i0 <= mr
+			inPlace := !oneStripB && kn.strided != nil && (strips <= inPlaceStrips && !p.transA || strips <= inPlaceStrips/4)
+			inPlaceB := oneStripB || !inPlace && kn.stridedB != nil && !p.transB && i1-i0 <= inPlaceBRows && p.ldb%64 != 0
 			if inPlaceB {
 				// Only a last partial strip is packed (at the start of buf.b).
 				if full := nb / nr * nr; full < nb {

@@ -10,8 +10,8 @@ type Path int
 const (
 	// PathScale: alpha or k is 0, so C = beta·C and A and B are not read.
 	PathScale Path = iota
-	// PathDirect: a product of at most 16³ multiply-adds, computed by
-	// plain loops over the operands where they are.
+	// PathDirect: a tiny product (at most 96 multiply-adds with the AVX2
+	// kernels), computed by plain loops over the operands where they are.
 	PathDirect
 	// PathDot: C = A·Bᵀ with few columns (float32, AVX2): each element
 	// is a dot product of two contiguous rows, computed by a kernel that
