@@ -39,53 +39,66 @@ func useDot[T float32 | float64](kern *kernel[T], transA, transB bool, m, n, k i
 	return dot < blocked
 }
 
-// dotJob is one product on the dot path, its rows cut into groups of
-// dotRows, computed in ranges of groups.
+// dotJob is one product on the dot path, cut into ranges of groups of
+// dotRows rows of C or, for a C of too few rows to share out, of dotCols
+// columns.
 type dotJob[T float32 | float64] struct {
-	p  problem[T]
-	st *state[T]
+	p      problem[T]
+	st     *state[T]
+	byCols bool
 }
 
 // dotProduct computes p on the dot path, over at most threads
 // goroutines.
 func dotProduct[T float32 | float64](st *state[T], p problem[T], threads int) {
-	groups := (p.m + dotRows - 1) / dotRows
-	tasks := max(1, min(threads, p.m*p.n*p.k/p.kern.taskWork, groups))
 	took(PathDot)
+	rowGroups := (p.m + dotRows - 1) / dotRows
+	colGroups := (p.n + dotCols - 1) / dotCols
+	tasks := max(1, min(threads, p.m*p.n*p.k/p.kern.taskWork))
+	units, byCols := rowGroups, false
+	if rowGroups < tasks && colGroups > rowGroups {
+		units, byCols = colGroups, true
+	}
+	tasks = min(tasks, units)
 	if tasks > 1 {
 		j := st.dots.Get()
-		j.p, j.st = p, st
-		parallel.Run(j, groups, tasks)
+		j.p, j.st, j.byCols = p, st, byCols
+		parallel.Run(j, units, tasks)
 		j.p = problem[T]{}
 		st.dots.Put(j)
 		return
 	}
 	buf := st.bufs.Get()
-	p.dotRange(0, p.m, buf)
+	p.dotRange(0, p.m, 0, p.n, buf)
 	st.bufs.Put(buf)
 }
 
-// RunRange computes the row groups [lo, hi).
+// RunRange computes the groups [lo, hi).
 func (j *dotJob[T]) RunRange(_, lo, hi int) {
 	buf := j.st.bufs.Get()
-	j.p.dotRange(lo*dotRows, min(hi*dotRows, j.p.m), buf)
+	if j.byCols {
+		j.p.dotRange(0, j.p.m, lo*dotCols, min(hi*dotCols, j.p.n), buf)
+	} else {
+		j.p.dotRange(lo*dotRows, min(hi*dotRows, j.p.m), 0, j.p.n, buf)
+	}
 	j.st.bufs.Put(buf)
 }
 
-// dotRange computes the rows [i0, i1) of C on the dot path. The kernel
-// takes whole groups of four rows of A and three of B: a last partial
-// group is copied, padded with zero rows, into buf.a or buf.b.
-func (p *problem[T]) dotRange(i0, i1 int, buf *buffers[T]) {
-	k, n := p.k, p.n
+// dotRange computes the rows [i0, i1) and columns [j0, j1) of C on the
+// dot path, j0 a multiple of dotCols. The kernel takes whole groups of
+// four rows of A and three of B: a last partial group is copied, padded
+// with zero rows, into buf.a or buf.b.
+func (p *problem[T]) dotRange(i0, i1, j0, j1 int, buf *buffers[T]) {
+	k := p.k
 	dot := p.kern.dot
 	buf.tile = grow(buf.tile, 16)
 	out := buf.tile[:16]
 	// The last columns, fewer than three, as a group of their own.
-	fullN := n / dotCols * dotCols
-	if fullN < n {
+	fullN := j0 + (j1-j0)/dotCols*dotCols
+	if fullN < j1 {
 		buf.b = grow(buf.b, dotCols*k)
 		clear(buf.b)
-		for j := fullN; j < n; j++ {
+		for j := fullN; j < j1; j++ {
 			copy(buf.b[(j-fullN)*k:(j-fullN+1)*k], p.b[j*p.ldb:j*p.ldb+k])
 		}
 	}
@@ -105,7 +118,7 @@ func (p *problem[T]) dotRange(i0, i1 int, buf *buffers[T]) {
 			a = a[:spanA]
 		}
 		sa := (dotRows-1)*lda + k
-		for j := 0; j < n; j += dotCols {
+		for j := j0; j < j1; j += dotCols {
 			off := i*p.ldc + j
 			if j < fullN {
 				dot(k, a[:sa], lda, p.b[j*p.ldb:j*p.ldb+spanB], p.ldb, out)
@@ -113,7 +126,7 @@ func (p *problem[T]) dotRange(i0, i1 int, buf *buffers[T]) {
 				continue
 			}
 			dot(k, a[:sa], lda, buf.b[:dotCols*k], k, out)
-			store(out, 4, rows, n-fullN, p.alpha, p.beta, p.c[off:], p.ldc)
+			store(out, 4, rows, j1-fullN, p.alpha, p.beta, p.c[off:], p.ldc)
 		}
 	}
 }

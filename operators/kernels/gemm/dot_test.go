@@ -51,6 +51,14 @@ func TestDotPath(t *testing.T) {
 			}
 		}
 	}
+	// Few rows and many columns: split by groups of columns, the last
+	// one partial.
+	for m := 1; m <= 5; m++ {
+		for _, n := range []int{40, 101} {
+			c := gemmtest.Case{M: m, N: n, K: 100, TransB: true, Alpha: 0.5, Beta: 1, PadA: 1, PadB: 2, PadC: 3, Threads: 3}
+			gemmtest.CheckSgemm(t, dotPath{}, c)
+		}
+	}
 	for _, nan := range [][2]bool{{true, false}, {false, true}, {true, true}} {
 		c := gemmtest.Case{M: 13, N: 8, K: 77, TransB: true, Alpha: 1, Beta: 0.5, PadA: 1, PadB: 2, PadC: 3, Threads: 2, NaNA: nan[0], NaNB: nan[1]}
 		gemmtest.CheckSgemm(t, dotPath{}, c)
@@ -90,29 +98,31 @@ func TestDotPathChosen(t *testing.T) {
 
 // TestDotPathThreadsDoNotChangeResults requires the dot path to give
 // exactly the result of one goroutine when split over several: the split
-// cuts rows of C, never k.
+// cuts rows (or, for a C of few rows, columns) of C, never k.
 func TestDotPathThreadsDoNotChangeResults(t *testing.T) {
 	skipNoDot(t)
-	const m, n, k = 203, 11, 301
-	a := make([]float32, m*k)
-	b := make([]float32, n*k)
-	for i := range a {
-		a[i] = float32(i%17) - 8.25
-	}
-	for i := range b {
-		b[i] = float32(i%13)*0.125 - 0.5
-	}
-	run := func(threads int) []float32 {
-		c := make([]float32, m*n)
-		dotPath{}.Sgemm(threads, false, true, m, n, k, 1, a, k, b, k, 0, c, n)
-		return c
-	}
-	want := run(1)
-	for _, threads := range []int{2, 3, 7} {
-		got := run(threads)
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("%d threads: C[%d] = %v, one thread gives %v", threads, i, got[i], want[i])
+	for _, s := range [][3]int{{203, 11, 301}, {3, 101, 301}} { // split by rows, by columns
+		m, n, k := s[0], s[1], s[2]
+		a := make([]float32, m*k)
+		b := make([]float32, n*k)
+		for i := range a {
+			a[i] = float32(i%17) - 8.25
+		}
+		for i := range b {
+			b[i] = float32(i%13)*0.125 - 0.5
+		}
+		run := func(threads int) []float32 {
+			c := make([]float32, m*n)
+			dotPath{}.Sgemm(threads, false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+			return c
+		}
+		want := run(1)
+		for _, threads := range []int{2, 3, 7} {
+			got := run(threads)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%v, %d threads: C[%d] = %v, one thread gives %v", s, threads, i, got[i], want[i])
+				}
 			}
 		}
 	}
