@@ -8,7 +8,11 @@
 //	/usr/bin/python3 examples/bench/torch_reference.py --threads 2 --seconds 4
 //
 // Each line is NAME, a tab, and the median milliseconds per step over five
-// timed windows (after three warm-up steps), or GFLOP/s for gemm.
+// timed windows (after three warm-up steps), or GFLOP/s for gemm. Lines
+// that start with # are comments: the CPU and the features the kernels
+// look for, the GEMM micro-kernel in use, and after each workload the GEMM
+// paths its operators took in one step (see gemm.Path). -threads takes a
+// list, such as -threads 1,2,16, and prints one block per thread count.
 package main
 
 import (
@@ -23,7 +27,11 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/cpu"
 
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/netdef"
@@ -33,7 +41,7 @@ import (
 )
 
 func main() {
-	threads := flag.Int("threads", 2, "GOMAXPROCS: the number of cores the kernels may use")
+	threads := flag.String("threads", "2", "GOMAXPROCS, the number of cores the kernels may use, or a comma-separated list of them (one block of results each)")
 	seconds := flag.Float64("seconds", 3, "timed seconds per workload")
 	only := flag.String("only", "", "run just this workload (mlp, lenet, convnet or gemm)")
 	perOp := flag.Bool("perop", false, "after each training workload, print its time per operator type")
@@ -44,7 +52,10 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	runtime.GOMAXPROCS(*threads)
+	counts, err := threadCounts(*threads)
+	if err != nil {
+		log.Fatal(err)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -55,10 +66,75 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(os.Stdout, *only, time.Duration(*seconds*float64(time.Second)), 1, *perOp, dev); err != nil {
-		pprof.StopCPUProfile()
-		log.Fatal(err)
+	printMachine(os.Stdout)
+	for _, t := range counts {
+		runtime.GOMAXPROCS(t)
+		if err := run(os.Stdout, *only, time.Duration(*seconds*float64(time.Second)), 1, *perOp, dev); err != nil {
+			pprof.StopCPUProfile()
+			log.Fatal(err)
+		}
 	}
+}
+
+// threadCounts reads the -threads flag: one or more positive integers,
+// separated by commas.
+func threadCounts(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		t, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || t < 1 {
+			return nil, fmt.Errorf("-threads %q: want positive integers separated by commas", list)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// printMachine prints, as comments, the CPU, the instruction-set features
+// the kernels choose by (golang.org/x/sys/cpu) and the GEMM micro-kernel
+// this machine runs.
+func printMachine(out io.Writer) {
+	fmt.Fprintf(out, "# cpu: %s, %d logical CPUs, %s/%s, %s\n", cpuName(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(out, "# cpu features: %s\n", strings.Join(cpuFeatures(), " "))
+	fmt.Fprintf(out, "# gemm micro-kernel: %s\n", gemm.Kernel())
+}
+
+// cpuName is the model name /proc/cpuinfo gives, where there is one.
+func cpuName() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown model"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown model"
+}
+
+// cpuFeatures lists the SIMD features of this CPU that matter to the
+// kernels, as golang.org/x/sys/cpu reports them (x86 only; "none" elsewhere
+// or when it has none of them).
+func cpuFeatures() []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		has  bool
+	}{
+		{"sse4.1", cpu.X86.HasSSE41}, {"avx", cpu.X86.HasAVX}, {"avx2", cpu.X86.HasAVX2}, {"fma", cpu.X86.HasFMA},
+		{"avx512f", cpu.X86.HasAVX512F}, {"avx512bw", cpu.X86.HasAVX512BW}, {"avx512dq", cpu.X86.HasAVX512DQ},
+		{"avx512vl", cpu.X86.HasAVX512VL}, {"avx512vnni", cpu.X86.HasAVX512VNNI}, {"avx512bf16", cpu.X86.HasAVX512BF16},
+		{"amx-tile", cpu.X86.HasAMXTile}, {"amx-bf16", cpu.X86.HasAMXBF16}, {"amx-int8", cpu.X86.HasAMXInt8},
+	} {
+		if f.has {
+			out = append(out, f.name)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "none")
+	}
+	return out
 }
 
 // run times the workloads (or just only) and prints a line for each. The
@@ -93,6 +169,11 @@ func run(out io.Writer, only string, budget time.Duration, shrink int, perOp boo
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 		fmt.Fprintf(out, "%s\t%.3f ms/step\n", w.name, perStep.Seconds()*1e3)
+		if dev == nil {
+			if err := printPaths(out, ws, net); err != nil {
+				return fmt.Errorf("%s: %w", w.name, err)
+			}
+		}
 		if perOp {
 			if err := printPerOp(out, ws, net); err != nil {
 				return fmt.Errorf("%s: %w", w.name, err)
@@ -136,6 +217,46 @@ func printPerOp(out io.Writer, ws *workspace.Workspace, net string) error {
 	slices.SortFunc(types, func(a, b string) int { return cmp.Compare(byType[b], byType[a]) })
 	for _, typ := range types {
 		fmt.Fprintf(out, "  %-28s %8.3f ms\n", typ, byType[typ])
+	}
+	return nil
+}
+
+// printPaths runs one more step of net operator by operator, counting
+// the GEMM paths each operator's products take, and prints them by
+// operator type as comments, such as
+//
+//	#   FC                           gemm: blocked-parallel 2, dot 1
+func printPaths(out io.Writer, ws *workspace.Workspace, net string) error {
+	gemm.CountPaths(true)
+	defer gemm.CountPaths(false)
+	byType := map[string]*[gemm.NumPaths]uint64{}
+	var types []string
+	for _, op := range ws.GetNet(net).Proto().GetOp() {
+		before := gemm.PathCounts()
+		if err := ws.RunOperatorOnce(op); err != nil {
+			return err
+		}
+		after := gemm.PathCounts()
+		sum := byType[op.GetType()]
+		if sum == nil {
+			sum = new([gemm.NumPaths]uint64)
+			byType[op.GetType()] = sum
+			types = append(types, op.GetType())
+		}
+		for p := range after {
+			sum[p] += after[p] - before[p]
+		}
+	}
+	for _, typ := range types {
+		var parts []string
+		for p, n := range byType[typ] {
+			if n > 0 {
+				parts = append(parts, fmt.Sprintf("%v %d", gemm.Path(p), n))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(out, "#   %-28s gemm: %s\n", typ, strings.Join(parts, ", "))
+		}
 	}
 	return nil
 }
@@ -322,6 +443,14 @@ func (m *model) finish(logits string) (string, error) {
 	grads, err := operators.AddGradientOperators(m.net.Proto(), []string{"loss"}, nil)
 	if err != nil {
 		return "", err
+	}
+	// The input needs no gradient, and PyTorch computes none for it: an
+	// FC that reads it computes dW and db only (FCGradient's third output
+	// is optional), as a Conv that reads it has no_gradient_to_input.
+	for _, op := range m.net.Proto().GetOp() {
+		if op.GetType() == "FCGradient" && op.Input[0] == "data" && len(op.Output) == 3 {
+			op.Output = op.Output[:2]
+		}
 	}
 	for _, p := range m.params {
 		mom := p + "_momentum"

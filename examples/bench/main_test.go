@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
 	"github.com/caffe2go/caffe2go/workspace"
 )
 
@@ -26,6 +28,54 @@ func TestWorkloadsRun(t *testing.T) {
 	for _, w := range []string{"mlp", "lenet", "convnet", "gemm"} {
 		if !lines[w] {
 			t.Errorf("no line for %s in:\n%s", w, out.String())
+		}
+	}
+	// The GEMM paths of the FC layers and the convolutions: dot for the
+	// classifier's last layer (C = X·Wᵀ with 9 or 10 columns) where the
+	// machine has the dot kernel, a blocked product for the others.
+	for _, want := range []string{"#   FC ", "#   FCGradient ", "#   Conv ", "#   ConvGradient "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no GEMM path line %q in:\n%s", want, out.String())
+		}
+	}
+	if gemm.Kernel() == "avx2" && !strings.Contains(out.String(), "dot 1") {
+		t.Errorf("no product took the dot path:\n%s", out.String())
+	}
+}
+
+func TestThreadCounts(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"2", []int{2}},
+		{"1,2,16", []int{1, 2, 16}},
+		{" 1, 4", []int{1, 4}},
+		{"", nil},
+		{"0", nil},
+		{"1,,2", nil},
+		{"two", nil},
+		{"-1", nil},
+	} {
+		got, err := threadCounts(tc.in)
+		if tc.want == nil {
+			if err == nil {
+				t.Errorf("threadCounts(%q) = %v, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("threadCounts(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestPrintMachine(t *testing.T) {
+	var out strings.Builder
+	printMachine(&out)
+	for _, want := range []string{"# cpu: ", "# cpu features: ", "# gemm micro-kernel: " + gemm.Kernel()} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
 		}
 	}
 }
@@ -84,5 +134,25 @@ func BenchmarkTrainingStep(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoGradientToData checks that no operator computes the gradient of
+// the input data, which PyTorch does not compute either: the FC that reads
+// it has no dX output, the Conv that reads it no_gradient_to_input.
+func TestNoGradientToData(t *testing.T) {
+	for _, w := range workloads {
+		ws := workspace.New("")
+		net, err := w.build(ws, w.batch/8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range ws.GetNet(net).Proto().GetOp() {
+			for _, out := range op.GetOutput() {
+				if out == "data_grad" {
+					t.Errorf("%s: %s computes %s", w.name, op.GetType(), out)
+				}
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package nn
 import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
 )
 
@@ -192,11 +193,11 @@ func fcBackward[T blob.Float](d fcDims, transposed bool, x, w, dy, dw, db, dx []
 		// dW (N×K) = dYᵀ·X.
 		gemm.Gemm(d.threads, true, false, d.n, d.k, d.m, 1, dy, ld(d.n), x, ld(d.k), 0, dw, ld(d.k))
 	}
+	// db is the column sums of dY, added a row at a time with the vector
+	// kernel (in row order, as a scalar loop would: the same bits).
 	clear(db)
 	for i := 0; i < d.m; i++ {
-		for j, v := range dy[i*d.n : (i+1)*d.n] {
-			db[j] += v
-		}
+		vec.Add(db, dy[i*d.n:(i+1)*d.n])
 	}
 	if dx == nil {
 		return

@@ -9,7 +9,22 @@
 // transposed operands cost nothing extra. When a panel of B has only a few
 // strips (a narrow C), A is not packed: a strided variant of the
 // micro-kernel reads it in place. Likewise, when C has only a few rows
-// (float32, B untransposed), B is read in place by another variant.
+// (float32, B untransposed), B is read in place by another variant. A
+// last strip of C with fewer than mr rows is computed by float32 kernels
+// of just those rows, straight into C, rather than by a whole tile into a
+// scratch tile.
+//
+// Tiny products (at most 96 multiply-adds with the AVX2 kernels, 256 with
+// the portable ones) are computed by plain loops. A
+// float32 C = A·Bᵀ with few columns or few rows and a long k (a
+// classifier's last layer, a convolution's weight gradient, an FC layer on
+// a batch of a few) takes the dot path (dot.go)
+// where a cost model says it is faster: every element of C is the dot
+// product of a row of A and a row of B, both contiguous, and a 4×3 kernel
+// reads them in place instead of transposing B into strips that would be
+// largely padding.
+// PathCounts tells which path the products took (Path names them), once
+// CountPaths has turned the counting on.
 //
 // # Kernels
 //
@@ -17,7 +32,7 @@
 // golang.org/x/sys/cpu) the micro-kernels are in assembly: a 6×16 float32
 // tile (6×8 float64) held in twelve YMM accumulators, fed by one broadcast
 // of A and two loads of B per step, and AVX copies and 8×8 transposes that
-// pack B (kernel_amd64.s). Everywhere else, and
+// pack B, and the dot path's kernel (kernel_amd64.s). Everywhere else, and
 // with the purego or noasm build tag, a portable 4×4 Go kernel runs.
 // Kernel reports which one is in use. There is no AVX-512 kernel yet.
 //

@@ -8,9 +8,6 @@ import (
 )
 
 const (
-	// smallWork is the m·n·k at or below which the product is computed by a
-	// direct loop, without packing.
-	smallWork = 16 * 16 * 16
 	// minSplit is the least number of rows (or columns) a task should get.
 	minSplit = 16
 )
@@ -51,10 +48,12 @@ func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool
 		return
 	}
 	if k == 0 || alpha == 0 {
+		took(PathScale)
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	if m*n*k <= smallWork {
+	if m*n*k <= kern.smallWork {
+		took(PathDirect)
 		direct(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -64,13 +63,24 @@ func gemm[T float32 | float64](kern *kernel[T], threads int, transA, transB bool
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 	}
+	if useDot(kern, transA, transB, m, n, k) {
+		dotProduct(st, p, threads)
+		return
+	}
 	tasks, byRows, chunk := split(m, n, k, threads, p.kern.mr, p.kern.nr, p.kern.taskWork)
+	if byRows {
+		if c, t, ok := columnsPay(transA, m, n, k, tasks, p.kern.nr); ok {
+			tasks, byRows, chunk = t, false, c
+		}
+	}
 	if tasks <= 1 {
+		took(PathBlocked)
 		buf := st.bufs.Get()
 		p.run(0, m, 0, n, buf)
 		st.bufs.Put(buf)
 		return
 	}
+	took(PathBlockedParallel)
 	j := st.jobs.Get()
 	j.p, j.byRows, j.st = p, byRows, st
 	j.extent, j.chunk = n, chunk
@@ -214,8 +224,11 @@ func (p *problem[T]) run(i0, i1, j0, j1 int, buf *buffers[T]) {
 				beta = 1
 			}
 			strips := (nb + nr - 1) / nr
-			inPlace := kn.strided != nil && (strips <= inPlaceStrips && !p.transA || strips <= inPlaceStrips/4)
-			inPlaceB := !inPlace && kn.stridedB != nil && !p.transB && i1-i0 <= inPlaceBRows && p.ldb%64 != 0
+			// One strip of A or less: B, read once, is read in place
+			// whatever its leading dimension, and rather than A.
+			oneStripB := kn.stridedB != nil && !p.transB && i1-i0 <= mr
+			inPlace := !oneStripB && kn.strided != nil && (strips <= inPlaceStrips && !p.transA || strips <= inPlaceStrips/4)
+			inPlaceB := oneStripB || !inPlace && kn.stridedB != nil && !p.transB && i1-i0 <= inPlaceBRows && p.ldb%64 != 0
 			if inPlaceB {
 				// Only a last partial strip is packed (at the start of buf.b).
 				if full := nb / nr * nr; full < nb {
@@ -369,6 +382,10 @@ func (p *problem[T]) macro(buf *buffers[T], ic, mb, jc, nb, kb int, beta T) {
 				kn.tile(kb, a, b, p.c[off:off+(mr-1)*ldc+nr], ldc, p.alpha, beta)
 				continue
 			}
+			if cols == nr && kn.edge != nil {
+				kn.edge[rows](kb, a, b, p.c[off:off+(rows-1)*ldc+nr], ldc, p.alpha, beta)
+				continue
+			}
 			kn.tile(kb, a, b, buf.tile, nr, 1, 0)
 			store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
 		}
@@ -386,7 +403,8 @@ var inPlaceStrips = 16
 
 // macroInPlace is macro for an unpacked block of A: rows [ic, ic+mb) and
 // columns [pc, pc+kb) of op(A), read where they are by the strided
-// kernel. A last strip of fewer than mr rows is packed.
+// kernel. A last strip of fewer than mr rows is read in place too by the
+// kernel of its rows where the kernel has one (stridedEdge), else packed.
 func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, beta T) {
 	kn := p.kern
 	mr, nr := kn.mr, kn.nr
@@ -396,7 +414,7 @@ func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, b
 		rs, cs = 1, p.lda
 	}
 	full := mb / mr * mr
-	if full < mb {
+	if full < mb && kn.stridedEdge == nil {
 		p.packA(buf.a, ic+full, mb-full, pc, kb)
 	}
 	span := (mr-1)*rs + (kb-1)*cs + 1
@@ -406,7 +424,19 @@ func (p *problem[T]) macroInPlace(buf *buffers[T], ic, mb, pc, jc, nb, kb int, b
 		for s := 0; s < mb; s += mr {
 			rows := min(mr, mb-s)
 			off := (ic+s)*ldc + jc + t
-			if rows < mr {
+			switch {
+			case rows < mr && kn.stridedEdge != nil:
+				// The last strip, read in place too by the kernel of its rows.
+				ao := (ic+s)*rs + pc*cs
+				a := p.a[ao : ao+(rows-1)*rs+(kb-1)*cs+1]
+				if cols == nr {
+					kn.stridedEdge[rows](kb, a, rs, cs, b, p.c[off:off+(rows-1)*ldc+nr], ldc, p.alpha, beta)
+					continue
+				}
+				kn.stridedEdge[rows](kb, a, rs, cs, b, buf.tile, nr, 1, 0)
+				store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
+				continue
+			case rows < mr:
 				kn.tile(kb, buf.a[:mr*kb], b, buf.tile, nr, 1, 0)
 				store(buf.tile, nr, rows, cols, p.alpha, beta, p.c[off:], ldc)
 				continue
@@ -452,6 +482,9 @@ func (p *problem[T]) macroInPlaceB(buf *buffers[T], ic, mb, pc, jc, nb, kb int, 
 				kn.tile(kb, a, buf.b[:nr*kb], buf.tile, nr, 1, 0)
 			case rows == mr:
 				kn.stridedB(kb, a, p.b[bo:bo+span], ldb, p.c[off:off+(mr-1)*ldc+nr], ldc, p.alpha, beta)
+				continue
+			case kn.stridedBEdge != nil:
+				kn.stridedBEdge[rows](kb, a, p.b[bo:bo+span], ldb, p.c[off:off+(rows-1)*ldc+nr], ldc, p.alpha, beta)
 				continue
 			default:
 				kn.stridedB(kb, a, p.b[bo:bo+span], ldb, buf.tile, nr, 1, 0)
@@ -533,6 +566,7 @@ type state[T float32 | float64] struct {
 	kern *kernel[T] // the micro-kernel Gemm uses
 	bufs parallel.FreeList[buffers[T]]
 	jobs parallel.FreeList[job[T]]
+	dots parallel.FreeList[dotJob[T]]
 }
 
 var (

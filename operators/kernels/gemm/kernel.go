@@ -11,6 +11,12 @@ type kernel[T float32 | float64] struct {
 	// taskWork is the least m·n·k worth a parallel task: handing work to
 	// another goroutine costs some microseconds.
 	taskWork int
+	// smallWork is the m·n·k at or below which Gemm computes the product
+	// by a direct loop, without packing: about where packing starts to
+	// pay. The direct loop makes about one multiply-add every two
+	// nanoseconds (each waits for the last), so the AVX2 kernels take over
+	// early: at 2×16×4 they are already three times faster.
+	smallWork int
 	// tile computes C = alpha·A·B + beta·C for the mr×nr tile at the start
 	// of c (leading dimension ldc), where a is a packed strip of k·mr
 	// values and b one of k·nr, k > 0. It does not read C when beta is 0.
@@ -29,12 +35,23 @@ type kernel[T float32 | float64] struct {
 	// transpose, where not nil, packs a whole strip of a transposed B:
 	// dst[q·nr+j] = src[j·ld+q] for j < nr and q < k, k a multiple of 8.
 	transpose func(k int, dst, src []T, ld int)
+	// edge, stridedEdge and stridedBEdge, where not nil, are tile,
+	// strided and stridedB for a last strip of r < mr rows, at index r:
+	// they compute only those r rows, straight into C (a packed strip
+	// still holds mr values per column, the last mr−r of them unread).
+	edge         []func(k int, a, b, c []T, ldc int, alpha, beta T)
+	stridedEdge  []func(k int, a []T, rs, cs int, b, c []T, ldc int, alpha, beta T)
+	stridedBEdge []func(k int, a, b []T, ldb int, c []T, ldc int, alpha, beta T)
+	// dot, where not nil, is the kernel of the dot path: it sets
+	// out[4·i+j] to the dot product of rows i < 4 of a (lda apart) and rows
+	// j < 3 of b (ldb apart), each k long, and out[4·i+3] to 0.
+	dot func(k int, a []T, lda int, b []T, ldb int, out []T)
 }
 
 // The portable kernels, in plain Go: a 4×4 tile in scalar registers.
 var (
-	generic32 = kernel[float32]{name: "generic", mr: 4, nr: 4, mc: 128, kc: 256, nc: 512, taskWork: 1 << 16, tile: genericTile[float32]}
-	generic64 = kernel[float64]{name: "generic", mr: 4, nr: 4, mc: 128, kc: 256, nc: 512, taskWork: 1 << 16, tile: genericTile[float64]}
+	generic32 = kernel[float32]{name: "generic", mr: 4, nr: 4, mc: 128, kc: 256, nc: 512, taskWork: 1 << 16, smallWork: 256, tile: genericTile[float32]}
+	generic64 = kernel[float64]{name: "generic", mr: 4, nr: 4, mc: 128, kc: 256, nc: 512, taskWork: 1 << 16, smallWork: 256, tile: genericTile[float64]}
 )
 
 // genericTile is the tile function of the portable kernels.

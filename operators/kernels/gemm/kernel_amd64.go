@@ -28,6 +28,126 @@ func kernel6x16SStrided(k int, a []float32, rs int, cs int, b []float32, c []flo
 //go:noescape
 func kernel6x16SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
 
+// kernel1x16S computes C = alpha·A·B + beta·C for one 1×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 1 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel1x16S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel1x16SStrided computes C = alpha·A·B + beta·C for one 1×16 tile of float32 with AVX2 and FMA.
+// Element (i, p) of A, i < 1, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel1x16SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel1x16SStridedB computes C = alpha·A·B + beta·C for one 1×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 1 are read; row p of B, p < k, is the 16 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel1x16SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel2x16S computes C = alpha·A·B + beta·C for one 2×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 2 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel2x16S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel2x16SStrided computes C = alpha·A·B + beta·C for one 2×16 tile of float32 with AVX2 and FMA.
+// Element (i, p) of A, i < 2, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel2x16SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel2x16SStridedB computes C = alpha·A·B + beta·C for one 2×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 2 are read; row p of B, p < k, is the 16 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel2x16SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel3x16S computes C = alpha·A·B + beta·C for one 3×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 3 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel3x16S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel3x16SStrided computes C = alpha·A·B + beta·C for one 3×16 tile of float32 with AVX2 and FMA.
+// Element (i, p) of A, i < 3, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel3x16SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel3x16SStridedB computes C = alpha·A·B + beta·C for one 3×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 3 are read; row p of B, p < k, is the 16 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel3x16SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel4x16S computes C = alpha·A·B + beta·C for one 4×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 4 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel4x16S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel4x16SStrided computes C = alpha·A·B + beta·C for one 4×16 tile of float32 with AVX2 and FMA.
+// Element (i, p) of A, i < 4, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel4x16SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel4x16SStridedB computes C = alpha·A·B + beta·C for one 4×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 4 are read; row p of B, p < k, is the 16 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel4x16SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel5x16S computes C = alpha·A·B + beta·C for one 5×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 5 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel5x16S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel5x16SStrided computes C = alpha·A·B + beta·C for one 5×16 tile of float32 with AVX2 and FMA.
+// Element (i, p) of A, i < 5, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel5x16SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// kernel5x16SStridedB computes C = alpha·A·B + beta·C for one 5×16 tile of float32 with AVX2 and FMA.
+// A is a packed strip of k columns of 6 values, of which the first 5 are read; row p of B, p < k, is the 16 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func kernel5x16SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
 // kernel6x8D computes C = alpha·A·B + beta·C for one 6×8 tile of float64 with AVX2 and FMA.
 // A is a packed strip of k columns of 6 values, B a packed strip of k rows of 8
 // values, and C has leading dimension ldc; C is not read when beta is 0.
@@ -61,3 +181,9 @@ func copyRows64D(k int, dst []float64, src []float64, ld int)
 //
 //go:noescape
 func transpose16S(k int, dst []float32, src []float32, ld int)
+
+// dot4x3S sets out[4·i+j] = Σ_{p<k} a[i·lda+p]·b[j·ldb+p] for i < 4 and j < 3, and out[4·i+3] = 0.
+// The caller checks the lengths of a, b and out (16) and that k > 0.
+//
+//go:noescape
+func dot4x3S(k int, a []float32, lda int, b []float32, ldb int, out []float32)

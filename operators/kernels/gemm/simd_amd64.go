@@ -10,8 +10,12 @@ import "golang.org/x/sys/cpu"
 // 144×256 float32 (72×256 float64) is 144 KiB and stays in L2; a B strip
 // of 256×16 is 16 KiB and stays in L1 while the A strips stream past it.
 var (
-	avx2S = kernel[float32]{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4080, taskWork: 1 << 18, tile: kernel6x16S, strided: kernel6x16SStrided, stridedB: kernel6x16SStridedB, copyRows: copyRows64S, transpose: transpose16S}
-	avx2D = kernel[float64]{name: "avx2", mr: 6, nr: 8, mc: 72, kc: 256, nc: 4080, taskWork: 1 << 17, tile: kernel6x8D, strided: kernel6x8DStrided, copyRows: copyRows64D}
+	avx2S = kernel[float32]{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4080, taskWork: 1 << 18, smallWork: 96, tile: kernel6x16S, strided: kernel6x16SStrided, stridedB: kernel6x16SStridedB, copyRows: copyRows64S, transpose: transpose16S, dot: dot4x3S,
+		edge:         []func(int, []float32, []float32, []float32, int, float32, float32){nil, kernel1x16S, kernel2x16S, kernel3x16S, kernel4x16S, kernel5x16S},
+		stridedEdge:  []func(int, []float32, int, int, []float32, []float32, int, float32, float32){nil, kernel1x16SStrided, kernel2x16SStrided, kernel3x16SStrided, kernel4x16SStrided, kernel5x16SStrided},
+		stridedBEdge: []func(int, []float32, []float32, int, []float32, int, float32, float32){nil, kernel1x16SStridedB, kernel2x16SStridedB, kernel3x16SStridedB, kernel4x16SStridedB, kernel5x16SStridedB},
+	}
+	avx2D = kernel[float64]{name: "avx2", mr: 6, nr: 8, mc: 72, kc: 256, nc: 4080, taskWork: 1 << 17, smallWork: 96, tile: kernel6x8D, strided: kernel6x8DStrided, copyRows: copyRows64D}
 )
 
 // hasSIMD reports whether this machine can run the assembly kernels.

@@ -9,18 +9,25 @@ import (
 )
 
 // gemmKernels emits package gemm's kernels: the micro-kernels of each
-// element type (packed, A in place, and for float32 B in place), the AVX
-// copies that pack an untransposed strip of B, and the float32 transpose
-// that packs a transposed one.
+// element type (packed, A in place, and for float32 B in place), the
+// float32 ones also for a last strip of 1 to 5 rows, the AVX copies that
+// pack an untransposed strip of B, the float32 transpose that packs a
+// transposed one, and the float32 kernel of the dot path.
 func gemmKernels() {
 	kernel(f32, false)
 	kernel(f32, true)
 	kernelStridedB(f32)
+	for rows := 1; rows < mr; rows++ {
+		kernelGen(f32, false, false, rows)
+		kernelGen(f32, true, false, rows)
+		kernelGen(f32, false, true, rows)
+	}
 	kernel(f64, false)
 	kernel(f64, true)
 	copyRows(f32)
 	copyRows(f64)
 	transpose16S()
+	dot4x3S()
 }
 
 // mr is the height of every micro-tile: six rows of two vectors each take
@@ -37,32 +44,39 @@ const unroll = 4
 // beta is 0. The strided variant, kernel<mr>x<nr><S|D>Strided, reads A in
 // place instead: element (i, p) of the strip at a[i·rs + p·cs].
 func kernel(e elem, strided bool) {
-	kernelGen(e, strided, false)
+	kernelGen(e, strided, false, mr)
 }
 
 // kernelStridedB emits kernel<mr>x<nr><S|D>StridedB: the packed kernel
 // reading B in place instead of A: row p of the strip is at b[p·ldb]. It
 // saves packing B when few strips of A share each panel of B.
 func kernelStridedB(e elem) {
-	kernelGen(e, false, true)
+	kernelGen(e, false, true, mr)
 }
 
 // kernelGen emits a kernel: A read in place when strided, B read in place
-// when stridedB, else packed.
-func kernelGen(e elem, strided, stridedB bool) {
+// when stridedB, else packed. With rows < mr it is the kernel of a last
+// strip of fewer rows, kernel<rows>x<nr>…: it reads and computes only
+// the first rows rows of A (still packed mr to a column) and of C.
+func kernelGen(e elem, strided, stridedB bool, rows int) {
 	nr := 2 * e.lanes
 	suffix := "S"
 	if e.size == 8 {
 		suffix = "D"
 	}
-	name := fmt.Sprintf("kernel%dx%d%s", mr, nr, suffix)
+	name := fmt.Sprintf("kernel%dx%d%s", rows, nr, suffix)
+	tile := fmt.Sprintf("one %d×%d tile", rows, nr)
+	packed := fmt.Sprintf("A is a packed strip of k columns of %d values", mr)
+	if rows < mr {
+		packed = fmt.Sprintf("A is a packed strip of k columns of %d values, of which the first %d are read", mr, rows)
+	}
 	if stridedB {
 		name += "StridedB"
 		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b []%[1]s, ldb int, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
 		Pragma("noescape")
 		Doc(
-			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for one %d×%d tile of %s with AVX2 and FMA.", name, mr, nr, e.name),
-			fmt.Sprintf("A is a packed strip of k columns of %d values; row p of B, p < k, is the %d values", mr, nr),
+			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for %s of %s with AVX2 and FMA.", name, tile, e.name),
+			fmt.Sprintf("%s; row p of B, p < k, is the %d values", packed, nr),
 			"from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.",
 			"The caller checks the lengths of a, b and c and that k > 0.",
 		)
@@ -71,8 +85,8 @@ func kernelGen(e elem, strided, stridedB bool) {
 		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a []%[1]s, rs, cs int, b, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
 		Pragma("noescape")
 		Doc(
-			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for one %d×%d tile of %s with AVX2 and FMA.", name, mr, nr, e.name),
-			fmt.Sprintf("Element (i, p) of A, i < %d, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of %d", mr, nr),
+			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for %s of %s with AVX2 and FMA.", name, tile, e.name),
+			fmt.Sprintf("Element (i, p) of A, i < %d, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of %d", rows, nr),
 			"values, and C has leading dimension ldc; C is not read when beta is 0.",
 			"The caller checks the lengths of a, b and c and that k > 0.",
 		)
@@ -80,8 +94,8 @@ func kernelGen(e elem, strided, stridedB bool) {
 		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c []%[1]s, ldc int, alpha, beta %[1]s)", e.name))
 		Pragma("noescape")
 		Doc(
-			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for one %d×%d tile of %s with AVX2 and FMA.", name, mr, nr, e.name),
-			fmt.Sprintf("A is a packed strip of k columns of %d values, B a packed strip of k rows of %d", mr, nr),
+			fmt.Sprintf("%s computes C = alpha·A·B + beta·C for %s of %s with AVX2 and FMA.", name, tile, e.name),
+			fmt.Sprintf("%s, B a packed strip of k rows of %d", packed, nr),
 			"values, and C has leading dimension ldc; C is not read when beta is 0.",
 			"The caller checks the lengths of a, b and c and that k > 0.",
 		)
@@ -101,9 +115,11 @@ func kernelGen(e elem, strided, stridedB bool) {
 		SHLQ(U8(log2(e.size)), rs)
 		cs = Load(Param("cs"), reg.R12)
 		SHLQ(U8(log2(e.size)), cs)
-		pa3 = reg.RDX
-		LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, pa3)
-		ADDQ(pa, pa3)
+		if rows > 3 {
+			pa3 = reg.RDX
+			LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, pa3)
+			ADDQ(pa, pa3)
+		}
 	}
 	var ldb reg.Register
 	if stridedB {
@@ -114,17 +130,17 @@ func kernelGen(e elem, strided, stridedB bool) {
 	acc := []reg.VecPhysical{
 		reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5,
 		reg.Y6, reg.Y7, reg.Y8, reg.Y9, reg.Y10, reg.Y11,
-	}
+	}[:2*rows]
 	b0, b1 := reg.Y12, reg.Y13
 	av := []reg.VecPhysical{reg.Y14, reg.Y15}
 
 	Comment("Prefetch the tile of C while the products accumulate.")
 	row := reg.R10
 	MOVQ(pc, row)
-	for i := 0; i < mr; i++ {
+	for i := 0; i < rows; i++ {
 		PREFETCHT0(Mem{Base: row})
 		PREFETCHT0(Mem{Base: row, Disp: nr*e.size - 1})
-		if i+1 < mr {
+		if i+1 < rows {
 			ADDQ(ldc, row)
 		}
 	}
@@ -155,7 +171,7 @@ func kernelGen(e elem, strided, stridedB bool) {
 			e.load(Mem{Base: pb, Disp: u * bStep}, b0)
 			e.load(Mem{Base: pb, Disp: u*bStep + 32}, b1)
 		}
-		for i := 0; i < mr; i++ {
+		for i := 0; i < rows; i++ {
 			a := av[i%2]
 			e.broadcast(aAddr(u, i), a)
 			e.fma(b0, a, acc[2*i])
@@ -163,7 +179,9 @@ func kernelGen(e elem, strided, stridedB bool) {
 		}
 		if strided {
 			ADDQ(cs, pa)
-			ADDQ(cs, pa3)
+			if rows > 3 {
+				ADDQ(cs, pa3)
+			}
 		}
 	}
 
@@ -215,12 +233,12 @@ func kernelGen(e elem, strided, stridedB bool) {
 
 	Label("accumulate")
 	e.broadcast(addr(Param("beta")), reg.Y15)
-	for i := 0; i < mr; i++ {
+	for i := 0; i < rows; i++ {
 		e.fma(Mem{Base: pc}, reg.Y15, acc[2*i])
 		e.fma(Mem{Base: pc, Disp: 32}, reg.Y15, acc[2*i+1])
 		e.load(acc[2*i], Mem{Base: pc})
 		e.load(acc[2*i+1], Mem{Base: pc, Disp: 32})
-		if i+1 < mr {
+		if i+1 < rows {
 			ADDQ(ldc, pc)
 		}
 	}
@@ -228,10 +246,10 @@ func kernelGen(e elem, strided, stridedB bool) {
 	RET()
 
 	Label("overwrite")
-	for i := 0; i < mr; i++ {
+	for i := 0; i < rows; i++ {
 		e.load(acc[2*i], Mem{Base: pc})
 		e.load(acc[2*i+1], Mem{Base: pc, Disp: 32})
-		if i+1 < mr {
+		if i+1 < rows {
 			ADDQ(ldc, pc)
 		}
 	}
