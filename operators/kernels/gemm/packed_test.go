@@ -104,7 +104,9 @@ func TestMulPackedBPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"negative":     func() { MulPackedB(1, -1, 2, 2, 1, make([]float32, 4), 2, bp, 0, make([]float32, 4), 2) },
 		"short packed": func() { MulPackedB(1, 2, 20, 2, 1, make([]float32, 4), 2, bp, 0, make([]float32, 40), 20) },
-		"short A":      func() { MulPackedB(1, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 64), 0, make([]float32, 4), 2) },
+		"short A": func() {
+			MulPackedB(1, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 64), 0, make([]float32, 4), 2)
+		},
 	} {
 		func() {
 			defer func() {
