@@ -1,0 +1,365 @@
+package convpool
+
+//go:generate go run -C ../kernels/gemm/asmgen . -out ../../../convpool/wino_amd64.s -stubs ../../../convpool/wino_amd64.go -pkg convpool
+
+import (
+	"unsafe"
+
+	"github.com/caffe2go/caffe2go/blob"
+	"github.com/caffe2go/caffe2go/operators/internal/convargs"
+	"github.com/caffe2go/caffe2go/operators/kernels/gemm"
+)
+
+// Winograd's F(2×2, 3×3) computes a 3×3 convolution of stride 1 tile by
+// tile: each 2×2 tile of output from the 4×4 tile of input under it, as
+// Y = Aᵀ·[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]·A. Summed over the input channels, the
+// element-wise product at each of the 16 positions ξ of the 4×4 transform
+// is a matrix product, U_ξ (out × in channels) times V_ξ (in channels ×
+// tiles), so a convolution becomes 16 GEMMs of 16/36 of im2col's
+// multiply-adds, plus the transforms of the input tiles (written straight
+// into the GEMM's packed-B layout, with no column buffer) and of the
+// products (with the bias added on the way to Y).
+//
+// Conv takes it forward (X ∗ W) and for its input gradient, which is the
+// convolution of dY with the filter turned by 180° and its channel axes
+// swapped, padded by 2 − pad. See winogradFits for when.
+
+// winoMinChannels is the least number of input and of output channels for
+// which a convolution takes the Winograd path. The transforms cost a
+// fixed amount per channel and tile, the GEMM saves in proportion to the
+// other side's channels: with 8 channels the saving does not pay for them,
+// from 16 it does (see BenchmarkConv3x3).
+var winoMinChannels = 16
+
+// winoCols is the least number of tiles (times images) a forward product
+// gets: images with few tiles are put side by side, so that each of the 16
+// products has enough columns for the micro-kernel and each U_ξ is read
+// once for several images.
+const winoCols = 256
+
+// winoPlan is the geometry of one Winograd convolution: in channels of
+// inH×inW planes into out channels of outH×outW, the input padded by padT
+// rows above and padL columns to the left (the rest of the padding is
+// what the output size implies).
+type winoPlan struct {
+	in, out      int
+	inH, inW     int
+	outH, outW   int
+	padT, padL   int
+	tilesH       int // ⌈outH/2⌉
+	tilesW       int // ⌈outW/2⌉
+	tiles        int // tilesH·tilesW, per image
+	padH, padW   int // the padded input plane: 2·tiles + 2 each way
+	inLen, outSz int // elements of one input image and of one output plane
+}
+
+// winogradFits reports whether the convolution of l takes the Winograd
+// path, forward and for the input gradient: NCHW, one group, a 2-D 3×3
+// window (or 3-D with depth 1) of stride 1 and dilation 1, every pad at
+// most 2 (the input gradient pads by 2 − pad), and at least
+// winoMinChannels input and output channels.
+func winogradFits(l *layer) bool {
+	w := &l.win
+	if l.order != convargs.NCHW || l.groups != 1 || l.c < winoMinChannels || l.m < winoMinChannels {
+		return false
+	}
+	if w.In[0] != 1 || w.Out[0] != 1 || w.K[0] != 1 || w.Pad[0] != 0 {
+		return false
+	}
+	for i := 1; i < 3; i++ {
+		if w.K[i] != 3 || w.S[i] != 1 || w.D[i] != 1 || w.Pad[i] < 0 || w.Pad[i] > 2 || w.Out[i] < 1 {
+			return false
+		}
+		if tail := w.Out[i] + 2 - w.In[i] - w.Pad[i]; tail < 0 || tail > 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// winoForward is the plan of Conv's forward Winograd path: X (c channels)
+// to Y (m channels).
+func winoForward(l *layer) winoPlan {
+	w := &l.win
+	return newWinoPlan(l.c, l.m, w.In[1], w.In[2], w.Out[1], w.Out[2], w.Pad[1], w.Pad[2])
+}
+
+// winoBackward is the plan of the input gradient: dY (m channels) to dX
+// (c channels), padded by 2 − pad.
+func winoBackward(l *layer) winoPlan {
+	w := &l.win
+	return newWinoPlan(l.m, l.c, w.Out[1], w.Out[2], w.In[1], w.In[2], 2-w.Pad[1], 2-w.Pad[2])
+}
+
+func newWinoPlan(in, out, inH, inW, outH, outW, padT, padL int) winoPlan {
+	p := winoPlan{in: in, out: out, inH: inH, inW: inW, outH: outH, outW: outW, padT: padT, padL: padL}
+	p.tilesH, p.tilesW = (outH+1)/2, (outW+1)/2
+	p.tiles = p.tilesH * p.tilesW
+	p.padH, p.padW = 2*p.tilesH+2, 2*p.tilesW+2
+	p.inLen, p.outSz = in*inH*inW, outH*outW
+	return p
+}
+
+// filterLen is the number of elements of the transformed filter, 16
+// matrices of out × in, panelStride apart.
+func (p *winoPlan) filterLen() int { return 16 * panelStride(p.out*p.in) }
+
+// winoL2 is the bytes of one block of tiles' V and products together
+// (see tileBlock): half of a 512 KiB L2.
+const winoL2 = 256 << 10
+
+// tileBlock is how many tiles winoRun transforms and multiplies at a time:
+// as many, in whole strips of the GEMM's 16 columns, as keep the block's 16
+// V_ξ and 16 products (16·(in + out) values per tile) in winoL2, at least
+// one strip and at most all of nt.
+func tileBlock[T blob.Float](p *winoPlan, nt int) int {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	tb := max(16, winoL2/(16*(p.in+p.out)*size)/16*16)
+	return min(tb, nt)
+}
+
+// scratchLens returns the sizes of the scratch of one part running
+// images images at a time: the packed V (16 of them) and the products (16
+// matrices of out × tiles) of one block of tiles, and the padded input
+// planes of the images.
+func scratchLens[T blob.Float](p *winoPlan, images int) (v, o, pad int) {
+	tb := tileBlock[T](p, images*p.tiles)
+	return 16 * panelStride(gemm.PackedBLayout[T](p.in, tb).Len()), 16 * panelStride(p.out*tb), images * p.in * p.padH * p.padW
+}
+
+// panelStride is how far apart the 16 matrices of n elements each of U, V
+// and the products are put: a cache line more than n rounded up to one.
+// The transforms read or write the 16 at one offset at a time, and 16
+// addresses a multiple of 4 KiB apart all fall in one set of L1, which
+// holds 8: the padding moves each to the next set.
+func panelStride(n int) int { return (n+15)/16*16 + 16 }
+
+// transformFilter sets u to the 16 matrices U_ξ = (G·g·Gᵀ)_ξ, each out ×
+// in and panelStride apart, of the filter w [m][c][3][3]: for the forward plan (out = m) of g =
+// w[o][i]; for the backward one (out = c) of g = w[i][o] turned by 180°.
+func transformFilter[T blob.Float](p *winoPlan, backward bool, w, u []T) {
+	n := panelStride(p.out * p.in)
+	var g [9]T
+	for o := range p.out {
+		for i := range p.in {
+			if backward {
+				src := w[(i*p.out+o)*9 : (i*p.out+o)*9+9]
+				for k := range 9 {
+					g[k] = src[8-k]
+				}
+			} else {
+				copy(g[:], w[(o*p.in+i)*9:(o*p.in+i)*9+9])
+			}
+			// G·g: 4×3, rows g0, (g0+g1+g2)/2, (g0−g1+g2)/2, g2.
+			var t [12]T
+			for c := range 3 {
+				g0, g1, g2 := g[c], g[3+c], g[6+c]
+				t[c], t[3+c], t[6+c], t[9+c] = g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2
+			}
+			// (G·g)·Gᵀ: 4×4.
+			off := o*p.in + i
+			for r := range 4 {
+				g0, g1, g2 := t[3*r], t[3*r+1], t[3*r+2]
+				u[(4*r)*n+off] = g0
+				u[(4*r+1)*n+off] = (g0 + g1 + g2) / 2
+				u[(4*r+2)*n+off] = (g0 - g1 + g2) / 2
+				u[(4*r+3)*n+off] = g2
+			}
+		}
+	}
+}
+
+// winoRun computes images images of the convolution of plan p: out = the
+// convolution of in (images·p.inLen values) with the transformed filter u
+// (transformFilter), plus b[ch] on output channel ch when b is not nil, in
+// images·p.out·p.outSz values. v, o and pad are scratch of scratchLens.
+// The images' planes are padded once; then each block of tileBlock tiles
+// (numbered by image, then row, then column) is transformed, multiplied
+// and transformed back while its V and products are in L2.
+func winoRun[T blob.Float](p *winoPlan, threads, images int, in, u, b, out, v, o, pad []T) {
+	nt := images * p.tiles
+	for i := range images * p.in {
+		padPlane(p, in[i*p.inH*p.inW:(i+1)*p.inH*p.inW], pad[i*p.padH*p.padW:(i+1)*p.padH*p.padW])
+	}
+	tb := tileBlock[T](p, nt)
+	us := panelStride(p.out * p.in)
+	for t0 := 0; t0 < nt; t0 += tb {
+		n := min(tb, nt-t0)
+		lay := gemm.PackedBLayout[T](p.in, n)
+		vs, os := panelStride(lay.Len()), panelStride(p.out*n)
+		winoInput(p, lay, vs, t0, pad, v[:16*vs])
+		for xi := range 16 {
+			gemm.MulPackedB(threads, p.out, n, p.in, 1, u[xi*us:xi*us+p.out*p.in], p.in, v[xi*vs:xi*vs+lay.Len()], 0, o[xi*os:xi*os+p.out*n], n)
+		}
+		winoOutput(p, os, t0, n, o[:16*os], b, out)
+	}
+}
+
+// winoInput transforms the tiles [t0, t0+lay.N) of the padded planes pad
+// (padPlane) into the 16 packed matrices V_ξ (in channels × tiles, laid
+// out by lay, vl apart) in v: V_ξ[c][t−t0] = (Bᵀ·d·B)_ξ for the 4×4 tile d
+// of channel c under output tile t. Eight tiles side by side in a row of
+// tiles that start a half strip of V go through winoIn8S where it runs.
+func winoInput[T blob.Float](p *winoPlan, lay gemm.PackedB, vl, t0 int, pad, v []T) {
+	hw := p.tilesW + 1
+	planeLen := p.padH * p.padW
+	pad32, _ := any(pad).([]float32)
+	v32, _ := any(v).([]float32)
+	fast := hasWinoAVX && v32 != nil && lay.NR%8 == 0
+	for c := range p.in {
+		pc := c / lay.KC * lay.KC
+		kb := min(lay.KC, lay.K-pc)
+		row := pc*lay.NP + (c-pc)*lay.NR
+		stripStep := lay.NR * kb
+		js, sbase := 0, 0
+		img, rest := t0/p.tiles, t0%p.tiles
+		ty, tx := rest/p.tilesW, rest%p.tilesW
+		for t := 0; t < lay.N; {
+			off := (img*p.in+c)*planeLen + 2*ty*hw + tx
+			step := 1
+			if fast && js%8 == 0 && tx+8 <= p.tilesW && t+8 <= lay.N {
+				e := pad32[off : off+3*hw+9]
+				o := pad32[off+p.padH*hw : off+p.padH*hw+3*hw+9]
+				winoIn8S(e, o, hw, v32[row+sbase+js:row+sbase+js+15*vl+8], vl)
+				step = 8
+			} else {
+				winoInputTile(pad[off:], pad[off+p.padH*hw:], hw, v[row+sbase+js:], vl)
+			}
+			t += step
+			if js += step; js == lay.NR {
+				js = 0
+				sbase += stripStep
+			}
+			if tx += step; tx == p.tilesW {
+				tx = 0
+				if ty++; ty == p.tilesH {
+					ty = 0
+					img++
+				}
+			}
+		}
+	}
+}
+
+// winoInputTile transforms one input tile: column k of row r of d is
+// e[r·ld+k/2] for even k, o[r·ld+k/2] for odd k; element ξ of Bᵀ·d·B goes
+// to v[ξ·vl].
+func winoInputTile[T blob.Float](e, o []T, ld int, v []T, vl int) {
+	r0e, r0o := e[0:2:2], o[0:2:2]
+	r1e, r1o := e[ld:ld+2:ld+2], o[ld:ld+2:ld+2]
+	r2e, r2o := e[2*ld:2*ld+2:2*ld+2], o[2*ld:2*ld+2:2*ld+2]
+	r3e, r3o := e[3*ld:3*ld+2:3*ld+2], o[3*ld:3*ld+2:3*ld+2]
+	// Bᵀ·d: rows d0−d2, d1+d2, d2−d1, d1−d3, per column.
+	m00, m01, m02, m03 := r0e[0]-r2e[0], r0o[0]-r2o[0], r0e[1]-r2e[1], r0o[1]-r2o[1]
+	m10, m11, m12, m13 := r1e[0]+r2e[0], r1o[0]+r2o[0], r1e[1]+r2e[1], r1o[1]+r2o[1]
+	m20, m21, m22, m23 := r2e[0]-r1e[0], r2o[0]-r1o[0], r2e[1]-r1e[1], r2o[1]-r1o[1]
+	m30, m31, m32, m33 := r1e[0]-r3e[0], r1o[0]-r3o[0], r1e[1]-r3e[1], r1o[1]-r3o[1]
+	// (Bᵀ·d)·B: the same on each row's columns.
+	v = v[:15*vl+1]
+	v[0*vl], v[1*vl], v[2*vl], v[3*vl] = m00-m02, m01+m02, m02-m01, m01-m03
+	v[4*vl], v[5*vl], v[6*vl], v[7*vl] = m10-m12, m11+m12, m12-m11, m11-m13
+	v[8*vl], v[9*vl], v[10*vl], v[11*vl] = m20-m22, m21+m22, m22-m21, m21-m23
+	v[12*vl], v[13*vl], v[14*vl], v[15*vl] = m30-m32, m31+m32, m32-m31, m31-m33
+}
+
+// padPlane copies an inH×inW plane into its padded form in pad: the
+// padH×padW plane with the input at (padT, padL) and zeros around it,
+// stored as two padH×(padW/2) planes, its even columns and then its odd
+// ones, so that the columns a row of tiles reads at one position of their
+// windows are consecutive.
+func padPlane[T blob.Float](p *winoPlan, plane, pad []T) {
+	hw := p.padW / 2
+	even, odd := pad[:p.padH*hw], pad[p.padH*hw:2*p.padH*hw]
+	clear(even[:p.padT*hw])
+	clear(odd[:p.padT*hw])
+	rows := min(p.inH, p.padH-p.padT)
+	cols := min(p.inW, p.padW-p.padL)
+	for y := range rows {
+		src := plane[y*p.inW : y*p.inW+cols]
+		e := even[(p.padT+y)*hw : (p.padT+y+1)*hw]
+		o := odd[(p.padT+y)*hw : (p.padT+y+1)*hw]
+		clear(e)
+		clear(o)
+		// Padded column x = sx + padL goes to column x/2 of the even or
+		// the odd plane.
+		for sx := p.padL & 1; sx < len(src); sx += 2 {
+			e[(sx+p.padL)/2] = src[sx]
+		}
+		for sx := 1 - p.padL&1; sx < len(src); sx += 2 {
+			o[(sx+p.padL)/2] = src[sx]
+		}
+	}
+	clear(even[(p.padT+rows)*hw:])
+	clear(odd[(p.padT+rows)*hw:])
+}
+
+// winoOutput sets the outputs of the tiles [t0, t0+n) from the 16
+// products in o (each out × n, ol apart): the 2×2 tile Aᵀ·M·A, plus the
+// bias, cut at the plane's bottom and right edges. Eight whole tiles side
+// by side in a row of tiles go through winoOut8S where it runs.
+func winoOutput[T blob.Float](p *winoPlan, ol, t0, n int, o, b, out []T) {
+	ow := p.outW
+	o32, _ := any(o).([]float32)
+	out32, _ := any(out).([]float32)
+	fast := hasWinoAVX && o32 != nil
+	for ch := range p.out {
+		var bias T
+		if b != nil {
+			bias = b[ch]
+		}
+		img, rest := t0/p.tiles, t0%p.tiles
+		ty, tx := rest/p.tilesW, rest%p.tilesW
+		for t := 0; t < n; {
+			plane := out[(img*p.out+ch)*p.outSz : (img*p.out+ch+1)*p.outSz]
+			x, y := 2*tx, 2*ty
+			step := 1
+			if fast && tx+8 <= p.tilesW && x+16 <= ow && y+1 < p.outH && t+8 <= n {
+				base := (img*p.out + ch) * p.outSz
+				winoOut8S(o32[ch*n+t:ch*n+t+15*ol+8], ol, float32(bias), out32[base+y*ow+x:base+y*ow+x+16], out32[base+(y+1)*ow+x:base+(y+1)*ow+x+16])
+				step = 8
+			} else {
+				winoOutputTile(p, o[ch*n+t:], ol, bias, plane, x, y)
+			}
+			t += step
+			if tx += step; tx == p.tilesW {
+				tx = 0
+				if ty++; ty == p.tilesH {
+					ty = 0
+					img++
+				}
+			}
+		}
+	}
+}
+
+// winoOutputTile writes the 2×2 output tile at (y, x) of plane, Aᵀ·M·A
+// plus bias for the product tile M whose element ξ is at mm[ξ·ol], cut at
+// the plane's bottom and right edges.
+func winoOutputTile[T blob.Float](p *winoPlan, mm []T, ol int, bias T, plane []T, x, y int) {
+	ow := p.outW
+	mm = mm[:15*ol+1]
+	// Aᵀ·M: rows m0+m1+m2 and m1−m2−m3, per column.
+	s0, d0 := mm[0*ol]+mm[4*ol]+mm[8*ol], mm[4*ol]-mm[8*ol]-mm[12*ol]
+	s1, d1 := mm[1*ol]+mm[5*ol]+mm[9*ol], mm[5*ol]-mm[9*ol]-mm[13*ol]
+	s2, d2 := mm[2*ol]+mm[6*ol]+mm[10*ol], mm[6*ol]-mm[10*ol]-mm[14*ol]
+	s3, d3 := mm[3*ol]+mm[7*ol]+mm[11*ol], mm[7*ol]-mm[11*ol]-mm[15*ol]
+	y00, y01 := s0+s1+s2+bias, s1-s2-s3+bias
+	y10, y11 := d0+d1+d2+bias, d1-d2-d3+bias
+	if x+1 < ow && y+1 < p.outH {
+		r0 := plane[y*ow+x : y*ow+x+2 : y*ow+x+2]
+		r1 := plane[(y+1)*ow+x : (y+1)*ow+x+2 : (y+1)*ow+x+2]
+		r0[0], r0[1], r1[0], r1[1] = y00, y01, y10, y11
+		return
+	}
+	plane[y*ow+x] = y00
+	if x+1 < ow {
+		plane[y*ow+x+1] = y01
+	}
+	if y+1 < p.outH {
+		plane[(y+1)*ow+x] = y10
+		if x+1 < ow {
+			plane[(y+1)*ow+x+1] = y11
+		}
+	}
+}
