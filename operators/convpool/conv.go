@@ -334,13 +334,18 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	if l.dwT {
 		from = 0
 	}
-	s.prepare(l, parts, from, len(dw), true)
+	wino := kind == convBackward && l.wino
+	s.prepare(l, parts, from, len(dw), !wino)
 	if from == 1 {
 		s.dw[0] = dw
 	}
 	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, sides: s.sides, dw: s.dw, done: o.Context().Done()}
 	if kind == convBackward {
 		s.job.img, s.job.side, s.job.dimg = x, dy, dx
+		if wino {
+			s.prepareWinoDW(l, parts)
+			s.job.dz, s.job.dv, s.job.dy, s.job.dpad = s.dz, s.dv, s.dy, s.dpad
+		}
 		switch {
 		case dx != nil && l.wino:
 			s.prepareWino(l, &l.wb, parts, true, w)

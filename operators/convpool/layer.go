@@ -60,8 +60,9 @@ const batchCols = 256
 // image at a time.
 func (l *layer) setBatch(kind jobKind, n, parts int) {
 	l.batch = 1
-	if kind == convForward && l.wino {
+	if (kind == convForward || kind == convBackward) && l.wino {
 		l.batch = min((winoCols+l.wf.tiles-1)/l.wf.tiles, (n+parts-1)/parts)
+		return
 	}
 	if kind == convBackward && l.order == convargs.NCHW && !l.win.OneByOne && l.win.OutSize < batchCols {
 		l.batch = min((batchCols+l.win.OutSize-1)/l.win.OutSize, (n+parts-1)/parts)
@@ -279,12 +280,14 @@ type batchJob[T blob.Float] struct {
 	dimg, dside []T
 	wt          []T // see mulWT
 	// wu is the transformed filter of the Winograd path, wv, wo and wpad
-	// each part's scratch for it (see winoRun).
-	wu           []T
-	wv, wo, wpad [][]T
-	cols         [][]T
-	sides        [][]T
-	dw           [][]T
+	// each part's scratch for it (see winoRun); dz, dv, dy and dpad are
+	// each part's accumulators and scratch of the filter gradient (winoDW).
+	wu               []T
+	wv, wo, wpad     [][]T
+	dz, dv, dy, dpad [][]T
+	cols             [][]T
+	sides            [][]T
+	dw               [][]T
 	// sums, when not nil, receives the planeSums of each image of the
 	// bias-gradient source (NCHW only): side for convBackward, img for
 	// transBackward.
@@ -308,10 +311,34 @@ func (j *batchJob[T]) RunRange(part, lo, hi int) {
 		switch g := min(l.batch, hi-n); {
 		case j.kind == convForward && l.wino:
 			j.winoRun(&l.wf, part, g, j.img[n*l.imgLen:(n+g)*l.imgLen], j.b, j.side[n*l.sideLen:(n+g)*l.sideLen])
+		case j.kind == convBackward && l.wino:
+			j.winoBackward(part, n, g)
 		case g > 1:
 			j.runGroup(part, n, g)
 		default:
 			j.runImage(part, n)
+		}
+	}
+	if j.kind == convBackward && l.wino {
+		foldDW(&l.wf, j.dz[part], j.dw[part], l.dwT)
+	}
+}
+
+// winoBackward runs the g images from n0 of a convBackward job on the
+// Winograd path: their input gradient (winoRun on the plan wb), their
+// products for the filter gradient (winoDW, into part's accumulators,
+// which RunRange folds into the part's partial at its end) and their
+// bias-gradient sums.
+func (j *batchJob[T]) winoBackward(part, n0, g int) {
+	l := j.l
+	dy := j.side[n0*l.sideLen : (n0+g)*l.sideLen]
+	if j.dimg != nil {
+		j.winoRun(&l.wb, part, g, dy, nil, j.dimg[n0*l.imgLen:(n0+g)*l.imgLen])
+	}
+	winoDW(&l.wf, l.threads, g, j.img[n0*l.imgLen:(n0+g)*l.imgLen], dy, j.dz[part], j.dv[part], j.dy[part], j.dpad[part])
+	if j.sums != nil {
+		for n := n0; n < n0+g; n++ {
+			planeSums(j.side[n*l.sideLen:(n+1)*l.sideLen], l.win.OutSize, j.sums[n*l.m:(n+1)*l.m])
 		}
 	}
 }
@@ -439,14 +466,15 @@ func grow[T any](s []T, n int) []T {
 
 // scratch holds the per-part buffers of one element type.
 type scratch[T blob.Float] struct {
-	wu           []T
-	wv, wo, wpad [][]T
-	wt           []T
-	cols         [][]T
-	sides        [][]T
-	dw           [][]T
-	sums         []T
-	job          batchJob[T]
+	wu               []T
+	wv, wo, wpad     [][]T
+	dz, dv, dy, dpad [][]T
+	wt               []T
+	cols             [][]T
+	sides            [][]T
+	dw               [][]T
+	sums             []T
+	job              batchJob[T]
 }
 
 // prepare sizes the column buffers (none for a 1×1 window) of l.batch
@@ -485,6 +513,17 @@ func (s *scratch[T]) prepareWino(l *layer, p *winoPlan, parts int, backward bool
 	s.wv, s.wo, s.wpad = grow(s.wv, parts), grow(s.wo, parts), grow(s.wpad, parts)
 	for i := range parts {
 		s.wv[i], s.wo[i], s.wpad[i] = grow(s.wv[i], v), grow(s.wo[i], o), grow(s.wpad[i], pad)
+	}
+}
+
+// prepareWinoDW sizes the filter-gradient scratch of the Winograd path for
+// parts parts running l.batch images at a time, its accumulators zeroed.
+func (s *scratch[T]) prepareWinoDW(l *layer, parts int) {
+	v, y, z, pad := dwScratchLens[T](&l.wf, l.batch)
+	s.dz, s.dv, s.dy, s.dpad = grow(s.dz, parts), grow(s.dv, parts), grow(s.dy, parts), grow(s.dpad, parts)
+	for i := range parts {
+		s.dz[i], s.dv[i], s.dy[i], s.dpad[i] = grow(s.dz[i], z), grow(s.dv[i], v), grow(s.dy[i], y), grow(s.dpad[i], pad)
+		clear(s.dz[i])
 	}
 }
 

@@ -363,3 +363,147 @@ func winoOutputTile[T blob.Float](p *winoPlan, mm []T, ol int, bias T, plane []T
 		}
 	}
 }
+
+// The filter gradient is the adjoint of the forward map g ↦ Aᵀ·[(G·g·Gᵀ) ⊙
+// V]·A, summed over the tiles: dg = Gᵀ·[(A·dY·Aᵀ) ⊙ V]·G, with V = Bᵀ·d·B the
+// forward's input transform and dY the 2×2 output-gradient tile (zero
+// past the output's edges, which the forward cut). Summed over the tiles
+// and the channels, position ξ is a matrix product again: Z_ξ (in × out)
+// += V_ξ (in × tiles) · Yᵀ_ξ (tiles × out), deep in the tiles, accumulated
+// over all the images of a part; its 16 Z_ξ go through Gᵀ·Z·G into the
+// part's filter-gradient partial once, at the end.
+
+// winoDWMax is the most bytes of the 16 V_ξ and Yᵀ_ξ of one block of tiles
+// of the filter gradient: the block is the products' depth, so it is made
+// deeper than the forward's (tileBlock) at the cost of leaving L2.
+const winoDWMax = 1 << 20
+
+// dwBlock is how many tiles winoDW transforms and multiplies at a time: as
+// many, in multiples of 16, as keep the block's V and Yᵀ in winoDWMax, at
+// least 16 and at most nt.
+func dwBlock[T blob.Float](p *winoPlan, nt int) int {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	tb := max(16, winoDWMax/(16*(p.in+p.out)*size)/16*16)
+	return min(tb, nt)
+}
+
+// dwScratchLens returns the sizes of the filter-gradient scratch of one
+// part running images images at a time on the forward plan p: the 16 V_ξ
+// and the 16 Yᵀ_ξ of a block, the 16 accumulators Z_ξ, and the padded
+// input planes.
+func dwScratchLens[T blob.Float](p *winoPlan, images int) (v, y, z, pad int) {
+	tb := dwBlock[T](p, images*p.tiles)
+	return 16 * panelStride(p.in*roundUp8(tb)), 16 * panelStride(tb*p.out), 16 * panelStride(p.in*p.out), images * p.in * p.padH * p.padW
+}
+
+func roundUp8(n int) int { return (n + 7) / 8 * 8 }
+
+// winoDW adds to the accumulators z (16 matrices in × out, panelStride
+// apart) the products of images images of the forward plan p: the input
+// in and the output gradient dy. v, y and pad are scratch of
+// dwScratchLens.
+func winoDW[T blob.Float](p *winoPlan, threads, images int, in, dy, z, v, y, pad []T) {
+	nt := images * p.tiles
+	for i := range images * p.in {
+		padPlane(p, in[i*p.inH*p.inW:(i+1)*p.inH*p.inW], pad[i*p.padH*p.padW:(i+1)*p.padH*p.padW])
+	}
+	tb := dwBlock[T](p, nt)
+	zs := panelStride(p.in * p.out)
+	for t0 := 0; t0 < nt; t0 += tb {
+		n := min(tb, nt-t0)
+		// V_ξ row-major, in × n with rows ld apart: a "packed" layout of
+		// one strip as wide as the matrix.
+		ld := roundUp8(n)
+		lay := gemm.PackedB{K: p.in, N: n, NR: ld, KC: p.in, NP: ld}
+		vs, ys := panelStride(p.in*ld), panelStride(n*p.out)
+		winoInput(p, lay, vs, t0, pad, v[:16*vs])
+		winoGradTiles(p, ys, t0, n, dy, y[:16*ys])
+		for xi := range 16 {
+			gemm.Gemm(threads, false, false, p.in, p.out, n, 1, v[xi*vs:xi*vs+p.in*ld], ld, y[xi*ys:xi*ys+n*p.out], p.out, 1, z[xi*zs:xi*zs+p.in*p.out], p.out)
+		}
+	}
+}
+
+// winoGradTiles sets y to the 16 matrices Yᵀ_ξ (tiles × out, yl apart) of
+// the output-gradient tiles [t0, t0+n): Yᵀ_ξ[t−t0][ch] = (A·e·Aᵀ)_ξ for
+// the 2×2 tile e of channel ch of dy under tile t, zero past the edges.
+func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
+	ow := p.outW
+	img, rest := t0/p.tiles, t0%p.tiles
+	ty, tx := rest/p.tilesW, rest%p.tilesW
+	for t := range n {
+		x, r := 2*tx, 2*ty
+		full := x+1 < ow && r+1 < p.outH
+		for ch := range p.out {
+			plane := dy[(img*p.out+ch)*p.outSz : (img*p.out+ch+1)*p.outSz]
+			var e00, e01, e10, e11 T
+			if full {
+				r0 := plane[r*ow+x : r*ow+x+2 : r*ow+x+2]
+				r1 := plane[(r+1)*ow+x : (r+1)*ow+x+2 : (r+1)*ow+x+2]
+				e00, e01, e10, e11 = r0[0], r0[1], r1[0], r1[1]
+			} else {
+				e00 = plane[r*ow+x]
+				if x+1 < ow {
+					e01 = plane[r*ow+x+1]
+				}
+				if r+1 < p.outH {
+					e10 = plane[(r+1)*ow+x]
+					if x+1 < ow {
+						e11 = plane[(r+1)*ow+x+1]
+					}
+				}
+			}
+			// A·e: rows e0, e0+e1, e0−e1, −e1; then the same on columns.
+			a0, a1 := e00, e01
+			b0, b1 := e00+e10, e01+e11
+			c0, c1 := e00-e10, e01-e11
+			d0, d1 := -e10, -e11
+			yy := y[t*p.out+ch:]
+			yy = yy[:15*yl+1]
+			yy[0*yl], yy[1*yl], yy[2*yl], yy[3*yl] = a0, a0+a1, a0-a1, -a1
+			yy[4*yl], yy[5*yl], yy[6*yl], yy[7*yl] = b0, b0+b1, b0-b1, -b1
+			yy[8*yl], yy[9*yl], yy[10*yl], yy[11*yl] = c0, c0+c1, c0-c1, -c1
+			yy[12*yl], yy[13*yl], yy[14*yl], yy[15*yl] = d0, d0+d1, d0-d1, -d1
+		}
+		if tx++; tx == p.tilesW {
+			tx = 0
+			if ty++; ty == p.tilesH {
+				ty = 0
+				img++
+			}
+		}
+	}
+}
+
+// foldDW adds Gᵀ·Z·G of the accumulators z (16 matrices in × out,
+// panelStride apart) to the filter-gradient partial dw of the forward plan
+// p: [out][in][3][3], or its transpose [in][3][3][out] when transposed.
+func foldDW[T blob.Float](p *winoPlan, z, dw []T, transposed bool) {
+	zs := panelStride(p.in * p.out)
+	for c := range p.in {
+		for m := range p.out {
+			zz := z[c*p.out+m:]
+			zz = zz[:15*zs+1]
+			// Gᵀ·Z: rows z0+(z1+z2)/2, (z1−z2)/2, (z1+z2)/2+z3, per column.
+			var h [12]T
+			for col := range 4 {
+				z0, z1, z2, z3 := zz[col*zs], zz[(4+col)*zs], zz[(8+col)*zs], zz[(12+col)*zs]
+				s := (z1 + z2) / 2
+				h[col], h[4+col], h[8+col] = z0+s, (z1-z2)/2, s+z3
+			}
+			for r := range 3 {
+				a, b, cc, d := h[4*r], h[4*r+1], h[4*r+2], h[4*r+3]
+				s := (b + cc) / 2
+				g := [3]T{a + s, (b - cc) / 2, s + d}
+				for k, v := range g {
+					if transposed {
+						dw[((c*9)+3*r+k)*p.out+m] += v
+					} else {
+						dw[(m*p.in+c)*9+3*r+k] += v
+					}
+				}
+			}
+		}
+	}
+}
