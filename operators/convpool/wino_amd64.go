@@ -19,3 +19,16 @@ func winoIn8S(e []float32, o []float32, ld int, v []float32, vl int)
 //
 //go:noescape
 func winoOut8S(m []float32, ml int, bias float32, y0 []float32, y1 []float32)
+
+// winoGrad8S transforms eight 2×2 tiles side by side, tile j's rows at r0[2j], r0[2j+1] and
+// r1[2j], r1[2j+1], into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX2).
+// The caller checks that r0 and r1 hold 16 values and y 15·yl+8.
+//
+//go:noescape
+func winoGrad8S(r0 []float32, r1 []float32, y []float32, yl int)
+
+// deinterleaveS sets even[i] = src[2i] and odd[i] = src[2i+1] for i < len(even) (AVX2).
+// The caller checks that len(even) is a multiple of 8, odd is as long and src twice as long.
+//
+//go:noescape
+func deinterleaveS(src []float32, even []float32, odd []float32)

@@ -155,3 +155,101 @@ TEXT ·winoOut8S(SB), NOSPLIT, $0-88
 	VMOVUPS      Y14, 32(DX)
 	VZEROUPPER
 	RET
+
+// func winoGrad8S(r0 []float32, r1 []float32, y []float32, yl int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·winoGrad8S(SB), NOSPLIT, $0-80
+	MOVQ         r0_base+0(FP), SI
+	MOVQ         r1_base+24(FP), DX
+	MOVQ         y_base+48(FP), DI
+	MOVQ         yl+72(FP), CX
+	SHLQ         $0x02, CX
+	MOVL         $0x80000000, AX
+	MOVD         AX, X15
+	VBROADCASTSS X15, Y15
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VSHUFPS      $0x88, Y1, Y0, Y2
+	VSHUFPS      $0xdd, Y1, Y0, Y3
+	VPERMPD      $0xd8, Y2, Y2
+	VPERMPD      $0xd8, Y3, Y3
+	VMOVUPS      (DX), Y0
+	VMOVUPS      32(DX), Y1
+	VSHUFPS      $0x88, Y1, Y0, Y4
+	VSHUFPS      $0xdd, Y1, Y0, Y5
+	VPERMPD      $0xd8, Y4, Y4
+	VPERMPD      $0xd8, Y5, Y5
+	VADDPS       Y4, Y2, Y6
+	VADDPS       Y5, Y3, Y7
+	VSUBPS       Y4, Y2, Y8
+	VSUBPS       Y5, Y3, Y9
+	VXORPS       Y15, Y4, Y10
+	VXORPS       Y15, Y5, Y11
+	MOVQ         DI, R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Y2, (R8)
+	VADDPS       Y3, Y2, Y12
+	VMOVUPS      Y12, (R8)(CX*1)
+	VSUBPS       Y3, Y2, Y13
+	VMOVUPS      Y13, (R9)
+	VXORPS       Y15, Y3, Y14
+	VMOVUPS      Y14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Y6, (R8)
+	VADDPS       Y7, Y6, Y12
+	VMOVUPS      Y12, (R8)(CX*1)
+	VSUBPS       Y7, Y6, Y13
+	VMOVUPS      Y13, (R9)
+	VXORPS       Y15, Y7, Y14
+	VMOVUPS      Y14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Y8, (R8)
+	VADDPS       Y9, Y8, Y12
+	VMOVUPS      Y12, (R8)(CX*1)
+	VSUBPS       Y9, Y8, Y13
+	VMOVUPS      Y13, (R9)
+	VXORPS       Y15, Y9, Y14
+	VMOVUPS      Y14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Y10, (R8)
+	VADDPS       Y11, Y10, Y12
+	VMOVUPS      Y12, (R8)(CX*1)
+	VSUBPS       Y11, Y10, Y13
+	VMOVUPS      Y13, (R9)
+	VXORPS       Y15, Y11, Y14
+	VMOVUPS      Y14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	VZEROUPPER
+	RET
+
+// func deinterleaveS(src []float32, even []float32, odd []float32)
+// Requires: AVX, AVX2
+TEXT ·deinterleaveS(SB), NOSPLIT, $0-72
+	MOVQ even_len+32(FP), CX
+	MOVQ src_base+0(FP), SI
+	MOVQ even_base+24(FP), DI
+	MOVQ odd_base+48(FP), DX
+	SHRQ $0x03, CX
+	JZ   done
+
+loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VSHUFPS $0xdd, Y1, Y0, Y3
+	VPERMPD $0xd8, Y2, Y2
+	VPERMPD $0xd8, Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, (DX)
+	ADDQ    $0x40, SI
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, DX
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET

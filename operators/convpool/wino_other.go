@@ -4,10 +4,17 @@ package convpool
 
 // Without assembly (another architecture, or the purego or noasm build
 // tag) the Winograd transforms run in Go.
-const hasWinoAVX = false
+const (
+	hasWinoAVX  = false
+	hasWinoAVX2 = false
+)
 
 func winoIn8S(e, o []float32, ld int, v []float32, vl int) { panic("convpool: no AVX kernel") }
 
 func winoOut8S(m []float32, ml int, bias float32, y0, y1 []float32) {
 	panic("convpool: no AVX kernel")
 }
+
+func winoGrad8S(r0, r1, y []float32, yl int) { panic("convpool: no AVX kernel") }
+
+func deinterleaveS(src, even, odd []float32) { panic("convpool: no AVX kernel") }

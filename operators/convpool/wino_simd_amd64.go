@@ -9,3 +9,7 @@ import "golang.org/x/sys/cpu"
 // transform eight float32 tiles per instruction where the Go code
 // transforms one.
 var hasWinoAVX = cpu.X86.HasAVX
+
+// hasWinoAVX2 reports whether the AVX2 kernels (deinterleaveS and
+// winoGrad8S, which permute 64-bit blocks across the lanes) can run.
+var hasWinoAVX2 = cpu.X86.HasAVX2

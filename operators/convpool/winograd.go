@@ -275,23 +275,48 @@ func padPlane[T blob.Float](p *winoPlan, plane, pad []T) {
 	clear(odd[:p.padT*hw])
 	rows := min(p.inH, p.padH-p.padT)
 	cols := min(p.inW, p.padW-p.padL)
+	// Padded column x = sx + padL is column x/2 of the even or the odd
+	// plane: the even columns of src go to a from column padL/2 on, the
+	// odd ones to b from column (padL+1)/2 on.
+	first, second := even, odd
+	if p.padL%2 == 1 {
+		first, second = odd, even
+	}
 	for y := range rows {
 		src := plane[y*p.inW : y*p.inW+cols]
-		e := even[(p.padT+y)*hw : (p.padT+y+1)*hw]
-		o := odd[(p.padT+y)*hw : (p.padT+y+1)*hw]
-		clear(e)
-		clear(o)
-		// Padded column x = sx + padL goes to column x/2 of the even or
-		// the odd plane.
-		for sx := p.padL & 1; sx < len(src); sx += 2 {
-			e[(sx+p.padL)/2] = src[sx]
-		}
-		for sx := 1 - p.padL&1; sx < len(src); sx += 2 {
-			o[(sx+p.padL)/2] = src[sx]
-		}
+		r := (p.padT + y) * hw
+		a, b := first[r:r+hw], second[r:r+hw]
+		clear(a[:p.padL/2])
+		clear(b[:(p.padL+1)/2])
+		na, nb := (cols+1)/2, cols/2
+		clear(a[p.padL/2+na:])
+		clear(b[(p.padL+1)/2+nb:])
+		deinterleave(src, a[p.padL/2:p.padL/2+na], b[(p.padL+1)/2:(p.padL+1)/2+nb])
 	}
 	clear(even[(p.padT+rows)*hw:])
 	clear(odd[(p.padT+rows)*hw:])
+}
+
+// deinterleave sets a[i] = src[2i] and b[i] = src[2i+1], for len(a) =
+// ⌈len(src)/2⌉ and len(b) = ⌊len(src)/2⌋, with deinterleaveS for whole
+// blocks of 16 where it runs.
+func deinterleave[T blob.Float](src, a, b []T) {
+	i := 0
+	if s32, ok := any(src).([]float32); ok && hasWinoAVX2 {
+		if n := len(b) &^ 7; n > 0 {
+			deinterleaveS(s32[:2*n], any(a).([]float32)[:n], any(b).([]float32)[:n])
+			i = n
+		}
+	}
+	src = src[2*i:]
+	a, b = a[i:], b[i:]
+	b = b[:len(src)/2]
+	for j := range b {
+		a[j], b[j] = src[2*j], src[2*j+1]
+	}
+	if len(a) > len(b) {
+		a[len(b)] = src[len(src)-1]
+	}
 }
 
 // winoOutput sets the outputs of the tiles [t0, t0+n) from the 16
@@ -368,12 +393,12 @@ func winoOutputTile[T blob.Float](p *winoPlan, mm []T, ol int, bias T, plane []T
 // V]·A, summed over the tiles: dg = Gᵀ·[(A·dY·Aᵀ) ⊙ V]·G, with V = Bᵀ·d·B the
 // forward's input transform and dY the 2×2 output-gradient tile (zero
 // past the output's edges, which the forward cut). Summed over the tiles
-// and the channels, position ξ is a matrix product again: Z_ξ (in × out)
-// += V_ξ (in × tiles) · Yᵀ_ξ (tiles × out), deep in the tiles, accumulated
+// and the channels, position ξ is a matrix product again: Z_ξ (out × in)
+// += Y_ξ (out × tiles) · V_ξᵀ (tiles × in), deep in the tiles, accumulated
 // over all the images of a part; its 16 Z_ξ go through Gᵀ·Z·G into the
 // part's filter-gradient partial once, at the end.
 
-// winoDWMax is the most bytes of the 16 V_ξ and Yᵀ_ξ of one block of tiles
+// winoDWMax is the most bytes of the 16 V_ξ and Y_ξ of one block of tiles
 // of the filter gradient: the block is the products' depth, so it is made
 // deeper than the forward's (tileBlock) at the cost of leaving L2.
 const winoDWMax = 1 << 20
@@ -390,16 +415,16 @@ func dwBlock[T blob.Float](p *winoPlan, nt int) int {
 
 // dwScratchLens returns the sizes of the filter-gradient scratch of one
 // part running images images at a time on the forward plan p: the 16 V_ξ
-// and the 16 Yᵀ_ξ of a block, the 16 accumulators Z_ξ, and the padded
+// and the 16 Y_ξ of a block, the 16 accumulators Z_ξ, and the padded
 // input planes.
 func dwScratchLens[T blob.Float](p *winoPlan, images int) (v, y, z, pad int) {
 	tb := dwBlock[T](p, images*p.tiles)
-	return 16 * panelStride(p.in*roundUp8(tb)), 16 * panelStride(tb*p.out), 16 * panelStride(p.in*p.out), images * p.in * p.padH * p.padW
+	return 16 * panelStride(p.in*roundUp8(tb)), 16 * panelStride(p.out*tb), 16 * panelStride(p.in*p.out), images * p.in * p.padH * p.padW
 }
 
 func roundUp8(n int) int { return (n + 7) / 8 * 8 }
 
-// winoDW adds to the accumulators z (16 matrices in × out, panelStride
+// winoDW adds to the accumulators z (16 matrices out × in, panelStride
 // apart) the products of images images of the forward plan p: the input
 // in and the output gradient dy. v, y and pad are scratch of
 // dwScratchLens.
@@ -416,74 +441,92 @@ func winoDW[T blob.Float](p *winoPlan, threads, images int, in, dy, z, v, y, pad
 		// one strip as wide as the matrix.
 		ld := roundUp8(n)
 		lay := gemm.PackedB{K: p.in, N: n, NR: ld, KC: p.in, NP: ld}
-		vs, ys := panelStride(p.in*ld), panelStride(n*p.out)
+		vs, ys := panelStride(p.in*ld), panelStride(p.out*n)
 		winoInput(p, lay, vs, t0, pad, v[:16*vs])
 		winoGradTiles(p, ys, t0, n, dy, y[:16*ys])
 		for xi := range 16 {
-			gemm.Gemm(threads, false, false, p.in, p.out, n, 1, v[xi*vs:xi*vs+p.in*ld], ld, y[xi*ys:xi*ys+n*p.out], p.out, 1, z[xi*zs:xi*zs+p.in*p.out], p.out)
+			gemm.Gemm(threads, false, true, p.out, p.in, n, 1, y[xi*ys:xi*ys+p.out*n], n, v[xi*vs:xi*vs+p.in*ld], ld, 1, z[xi*zs:xi*zs+p.out*p.in], p.in)
 		}
 	}
 }
 
-// winoGradTiles sets y to the 16 matrices Yᵀ_ξ (tiles × out, yl apart) of
-// the output-gradient tiles [t0, t0+n): Yᵀ_ξ[t−t0][ch] = (A·e·Aᵀ)_ξ for
-// the 2×2 tile e of channel ch of dy under tile t, zero past the edges.
+// winoGradTiles sets y to the 16 matrices Y_ξ (out × n, yl apart) of the
+// output-gradient tiles [t0, t0+n): Y_ξ[ch][t−t0] = (A·e·Aᵀ)_ξ for the 2×2
+// tile e of channel ch of dy under tile t, zero past the edges. Eight
+// whole tiles side by side in a row of tiles go through winoGrad8S where
+// it runs.
 func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
 	ow := p.outW
-	img, rest := t0/p.tiles, t0%p.tiles
-	ty, tx := rest/p.tilesW, rest%p.tilesW
-	for t := range n {
-		x, r := 2*tx, 2*ty
-		full := x+1 < ow && r+1 < p.outH
-		for ch := range p.out {
-			plane := dy[(img*p.out+ch)*p.outSz : (img*p.out+ch+1)*p.outSz]
-			var e00, e01, e10, e11 T
-			if full {
-				r0 := plane[r*ow+x : r*ow+x+2 : r*ow+x+2]
-				r1 := plane[(r+1)*ow+x : (r+1)*ow+x+2 : (r+1)*ow+x+2]
-				e00, e01, e10, e11 = r0[0], r0[1], r1[0], r1[1]
+	dy32, _ := any(dy).([]float32)
+	y32, _ := any(y).([]float32)
+	fast := hasWinoAVX2 && dy32 != nil
+	for ch := range p.out {
+		img, rest := t0/p.tiles, t0%p.tiles
+		ty, tx := rest/p.tilesW, rest%p.tilesW
+		for t := 0; t < n; {
+			base := (img*p.out + ch) * p.outSz
+			plane := dy[base : base+p.outSz]
+			x, r := 2*tx, 2*ty
+			step := 1
+			if fast && tx+8 <= p.tilesW && x+16 <= ow && r+1 < p.outH && t+8 <= n {
+				winoGrad8S(dy32[base+r*ow+x:base+r*ow+x+16], dy32[base+(r+1)*ow+x:base+(r+1)*ow+x+16], y32[ch*n+t:ch*n+t+15*yl+8], yl)
+				step = 8
 			} else {
-				e00 = plane[r*ow+x]
-				if x+1 < ow {
-					e01 = plane[r*ow+x+1]
-				}
-				if r+1 < p.outH {
-					e10 = plane[(r+1)*ow+x]
-					if x+1 < ow {
-						e11 = plane[(r+1)*ow+x+1]
-					}
-				}
+				winoGradTile(p, plane, x, r, y[ch*n+t:], yl)
 			}
-			// A·e: rows e0, e0+e1, e0−e1, −e1; then the same on columns.
-			a0, a1 := e00, e01
-			b0, b1 := e00+e10, e01+e11
-			c0, c1 := e00-e10, e01-e11
-			d0, d1 := -e10, -e11
-			yy := y[t*p.out+ch:]
-			yy = yy[:15*yl+1]
-			yy[0*yl], yy[1*yl], yy[2*yl], yy[3*yl] = a0, a0+a1, a0-a1, -a1
-			yy[4*yl], yy[5*yl], yy[6*yl], yy[7*yl] = b0, b0+b1, b0-b1, -b1
-			yy[8*yl], yy[9*yl], yy[10*yl], yy[11*yl] = c0, c0+c1, c0-c1, -c1
-			yy[12*yl], yy[13*yl], yy[14*yl], yy[15*yl] = d0, d0+d1, d0-d1, -d1
-		}
-		if tx++; tx == p.tilesW {
-			tx = 0
-			if ty++; ty == p.tilesH {
-				ty = 0
-				img++
+			t += step
+			if tx += step; tx == p.tilesW {
+				tx = 0
+				if ty++; ty == p.tilesH {
+					ty = 0
+					img++
+				}
 			}
 		}
 	}
 }
 
-// foldDW adds Gᵀ·Z·G of the accumulators z (16 matrices in × out,
+// winoGradTile transforms the 2×2 tile e at (r, x) of the output-gradient
+// plane (zero past its edges) into A·e·Aᵀ, element ξ to y[ξ·yl].
+func winoGradTile[T blob.Float](p *winoPlan, plane []T, x, r int, y []T, yl int) {
+	ow := p.outW
+	var e00, e01, e10, e11 T
+	if x+1 < ow && r+1 < p.outH {
+		r0 := plane[r*ow+x : r*ow+x+2 : r*ow+x+2]
+		r1 := plane[(r+1)*ow+x : (r+1)*ow+x+2 : (r+1)*ow+x+2]
+		e00, e01, e10, e11 = r0[0], r0[1], r1[0], r1[1]
+	} else {
+		e00 = plane[r*ow+x]
+		if x+1 < ow {
+			e01 = plane[r*ow+x+1]
+		}
+		if r+1 < p.outH {
+			e10 = plane[(r+1)*ow+x]
+			if x+1 < ow {
+				e11 = plane[(r+1)*ow+x+1]
+			}
+		}
+	}
+	// A·e: rows e0, e0+e1, e0−e1, −e1; then the same on columns.
+	a0, a1 := e00, e01
+	b0, b1 := e00+e10, e01+e11
+	c0, c1 := e00-e10, e01-e11
+	d0, d1 := -e10, -e11
+	y = y[:15*yl+1]
+	y[0*yl], y[1*yl], y[2*yl], y[3*yl] = a0, a0+a1, a0-a1, -a1
+	y[4*yl], y[5*yl], y[6*yl], y[7*yl] = b0, b0+b1, b0-b1, -b1
+	y[8*yl], y[9*yl], y[10*yl], y[11*yl] = c0, c0+c1, c0-c1, -c1
+	y[12*yl], y[13*yl], y[14*yl], y[15*yl] = d0, d0+d1, d0-d1, -d1
+}
+
+// foldDW adds Gᵀ·Z·G of the accumulators z (16 matrices out × in,
 // panelStride apart) to the filter-gradient partial dw of the forward plan
 // p: [out][in][3][3], or its transpose [in][3][3][out] when transposed.
 func foldDW[T blob.Float](p *winoPlan, z, dw []T, transposed bool) {
 	zs := panelStride(p.in * p.out)
-	for c := range p.in {
-		for m := range p.out {
-			zz := z[c*p.out+m:]
+	for m := range p.out {
+		for c := range p.in {
+			zz := z[m*p.in+c:]
 			zz = zz[:15*zs+1]
 			// Gᵀ·Z: rows z0+(z1+z2)/2, (z1−z2)/2, (z1+z2)/2+z3, per column.
 			var h [12]T

@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 
@@ -280,6 +281,32 @@ func TestWinoKernelsMatchGo(t *testing.T) {
 	for i := range wantY {
 		if y[i] != wantY[i] {
 			t.Fatalf("winoOut8S: y[%d] = %v, want %v", i, y[i], wantY[i])
+		}
+	}
+	if !hasWinoAVX2 {
+		t.Skip("no AVX2 kernels on this CPU (the Go transforms run)")
+	}
+	plane := rnd(2 * 16)
+	plane[3] = float32(math.Copysign(0, -1)) // −0 and +0 negate to different bits
+	plane[16+5] = 0
+	got, want = make([]float32, 15*vl+8), make([]float32, 15*vl+8)
+	winoGrad8S(plane[:16], plane[16:], got, vl)
+	for j := range 8 {
+		winoGradTile(&winoPlan{outW: 16, outH: 2}, plane, 2*j, 0, want[j:], vl)
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("winoGrad8S: y[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	src := rnd(37)
+	for _, n := range []int{0, 1, 15, 16, 17, 36, 37} {
+		a, b := make([]float32, (n+1)/2), make([]float32, n/2)
+		deinterleave(src[:n], a, b)
+		for i := range n {
+			if g := [][]float32{a, b}[i%2][i/2]; g != src[i] {
+				t.Fatalf("deinterleave of %d: element %d is %v, want %v", n, i, g, src[i])
+			}
 		}
 	}
 }

@@ -14,6 +14,95 @@ import (
 func winoKernels() {
 	winoIn8S()
 	winoOut8S()
+	winoGrad8S()
+	deinterleaveS()
+}
+
+// evenOdd sets even and odd to the even- and odd-numbered of the 16
+// float32 at m (AVX2).
+func evenOdd(m Mem, t0, t1, even, odd reg.VecPhysical) {
+	VMOVUPS(m, t0)
+	VMOVUPS(m.Offset(32), t1)
+	// Per 128-bit lane the order is [lo 0 2, hi 0 2]; VPERMPD puts the
+	// 64-bit blocks in order.
+	VSHUFPS(U8(0x88), t1, t0, even)
+	VSHUFPS(U8(0xDD), t1, t0, odd)
+	VPERMPD(U8(0xD8), even, even)
+	VPERMPD(U8(0xD8), odd, odd)
+}
+
+// deinterleaveS emits deinterleaveS: the even and odd elements of src,
+// eight of each a step.
+func deinterleaveS() {
+	TEXT("deinterleaveS", NOSPLIT, "func(src, even, odd []float32)")
+	Pragma("noescape")
+	Doc(
+		"deinterleaveS sets even[i] = src[2i] and odd[i] = src[2i+1] for i < len(even) (AVX2).",
+		"The caller checks that len(even) is a multiple of 8, odd is as long and src twice as long.",
+	)
+	n := Load(Param("even").Len(), reg.RCX)
+	src := Load(Param("src").Base(), reg.RSI)
+	even := Load(Param("even").Base(), reg.RDI)
+	odd := Load(Param("odd").Base(), reg.RDX)
+	countedLoop(n, 3, func() {
+		evenOdd(Mem{Base: src}, reg.Y0, reg.Y1, reg.Y2, reg.Y3)
+		VMOVUPS(reg.Y2, Mem{Base: even})
+		VMOVUPS(reg.Y3, Mem{Base: odd})
+		ADDQ(U8(64), src)
+		ADDQ(U8(32), even)
+		ADDQ(U8(32), odd)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// winoGrad8S emits winoGrad8S: the transform A·e·Aᵀ of eight 2×2
+// output-gradient tiles side by side.
+func winoGrad8S() {
+	TEXT("winoGrad8S", NOSPLIT, "func(r0, r1, y []float32, yl int)")
+	Pragma("noescape")
+	Doc(
+		"winoGrad8S transforms eight 2×2 tiles side by side, tile j's rows at r0[2j], r0[2j+1] and",
+		"r1[2j], r1[2j+1], into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX2).",
+		"The caller checks that r0 and r1 hold 16 values and y 15·yl+8.",
+	)
+	r0 := Load(Param("r0").Base(), reg.RSI)
+	r1 := Load(Param("r1").Base(), reg.RDX)
+	y := Load(Param("y").Base(), reg.RDI)
+	yl := Load(Param("yl"), reg.RCX)
+	SHLQ(U8(2), yl)
+	sign := reg.Y15
+	MOVL(U32(0x80000000), reg.EAX)
+	MOVD(reg.EAX, reg.X15)
+	VBROADCASTSS(reg.X15, sign)
+	e00, e01, e10, e11 := reg.Y2, reg.Y3, reg.Y4, reg.Y5
+	evenOdd(Mem{Base: r0}, reg.Y0, reg.Y1, e00, e01)
+	evenOdd(Mem{Base: r1}, reg.Y0, reg.Y1, e10, e11)
+	// Rows of A·e: e0, e0+e1, e0−e1, −e1 (a sign flip, as Go negates).
+	rows := [4][2]reg.VecPhysical{{e00, e01}, {reg.Y6, reg.Y7}, {reg.Y8, reg.Y9}, {reg.Y10, reg.Y11}}
+	VADDPS(e10, e00, reg.Y6)
+	VADDPS(e11, e01, reg.Y7)
+	VSUBPS(e10, e00, reg.Y8)
+	VSUBPS(e11, e01, reg.Y9)
+	VXORPS(sign, e10, reg.Y10)
+	VXORPS(sign, e11, reg.Y11)
+	// Columns of each row (x0, x1): x0, x0+x1, x0−x1, −x1, to y + (4i+l)·yl.
+	a, b := reg.R8, reg.R9
+	MOVQ(y, a)
+	for _, r := range rows {
+		x0, x1 := r[0], r[1]
+		LEAQ(Mem{Base: a, Index: yl, Scale: 2}, b)
+		VMOVUPS(x0, Mem{Base: a})
+		VADDPS(x1, x0, reg.Y12)
+		VMOVUPS(reg.Y12, Mem{Base: a, Index: yl, Scale: 1})
+		VSUBPS(x1, x0, reg.Y13)
+		VMOVUPS(reg.Y13, Mem{Base: b})
+		VXORPS(sign, x1, reg.Y14)
+		VMOVUPS(reg.Y14, Mem{Base: b, Index: yl, Scale: 1})
+		LEAQ(Mem{Base: a, Index: yl, Scale: 4}, a)
+	}
+	VZEROUPPER()
+	RET()
 }
 
 // winoIn8S emits winoIn8S: the input transform Bᵀ·d·B of eight tiles.
