@@ -12,20 +12,28 @@ package convpool
 //go:noescape
 func winoIn8S(e []float32, o []float32, ld int, v []float32, vl int)
 
-// winoOut8S transforms eight 4×4 product tiles side by side, element ξ of tile j at m[ξ·ml+j],
-// into their 2×2 output tiles plus bias: tile j's top row to y0[2j] and y0[2j+1], its
-// bottom row to y1[2j] and y1[2j+1] (AVX).
-// The caller checks that m holds 15·ml+8 values and y0 and y1 16 each.
+// winoOut8S transforms eight 4×4 product tiles, element ξ of tile j at m[ξ·ml+j], into their
+// 2×2 output tiles plus bias: the top row of tile j to y[2j], y[2j+1] for j < 4 and
+// y[off+2j−8], y[off+2j−7] for j ≥ 4, the bottom row ld further (AVX). With off 8 the
+// tiles are side by side. The caller checks that m holds 15·ml+8 values and y ld+off+8.
 //
 //go:noescape
-func winoOut8S(m []float32, ml int, bias float32, y0 []float32, y1 []float32)
+func winoOut8S(m []float32, ml int, bias float32, y []float32, ld int, off int)
 
-// winoGrad8S transforms eight 2×2 tiles side by side, tile j's rows at r0[2j], r0[2j+1] and
-// r1[2j], r1[2j+1], into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX2).
-// The caller checks that r0 and r1 hold 16 values and y 15·yl+8.
+// winoIn4x2S is winoIn8S for tiles j < 4 as there and tiles j ≥ 4 off values further in e and o
+// than tile j−4 (the next row of tiles, for rows of four) (AVX).
+// The caller checks that e and o hold off+3·ld+5 values and v 15·vl+8.
 //
 //go:noescape
-func winoGrad8S(r0 []float32, r1 []float32, y []float32, yl int)
+func winoIn4x2S(e []float32, o []float32, ld int, off int, v []float32, vl int)
+
+// winoGrad8S transforms eight 2×2 tiles, tile j's top row at dy[2j], dy[2j+1] for j < 4 and
+// dy[off+2j−8], dy[off+2j−7] for j ≥ 4, its bottom row ld further, into their 4×4 A·e·Aᵀ,
+// element ξ of tile j to y[ξ·yl+j] (AVX2). With off 8 the tiles are side by side.
+// The caller checks that dy holds ld+off+8 values and y 15·yl+8.
+//
+//go:noescape
+func winoGrad8S(dy []float32, ld int, off int, y []float32, yl int)
 
 // deinterleaveS sets even[i] = src[2i] and odd[i] = src[2i+1] for i < len(even) (AVX2).
 // The caller checks that len(even) is a multiple of 8, odd is as long and src twice as long.

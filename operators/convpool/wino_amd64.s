@@ -92,14 +92,18 @@ TEXT ·winoIn8S(SB), NOSPLIT, $0-88
 	VZEROUPPER
 	RET
 
-// func winoOut8S(m []float32, ml int, bias float32, y0 []float32, y1 []float32)
+// func winoOut8S(m []float32, ml int, bias float32, y []float32, ld int, off int)
 // Requires: AVX
-TEXT ·winoOut8S(SB), NOSPLIT, $0-88
+TEXT ·winoOut8S(SB), NOSPLIT, $0-80
 	MOVQ         m_base+0(FP), SI
 	MOVQ         ml+24(FP), CX
-	MOVQ         y0_base+40(FP), DI
-	MOVQ         y1_base+64(FP), DX
+	MOVQ         y_base+40(FP), DI
+	MOVQ         ld+64(FP), DX
+	MOVQ         off+72(FP), R12
 	SHLQ         $0x02, CX
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, R12
+	LEAQ         (DI)(DX*1), R13
 	LEAQ         (CX)(CX*2), R8
 	LEAQ         (SI)(CX*4), R9
 	LEAQ         (R9)(CX*4), R10
@@ -140,7 +144,7 @@ TEXT ·winoOut8S(SB), NOSPLIT, $0-88
 	VPERM2F128   $0x20, Y12, Y11, Y13
 	VPERM2F128   $0x31, Y12, Y11, Y14
 	VMOVUPS      Y13, (DI)
-	VMOVUPS      Y14, 32(DI)
+	VMOVUPS      Y14, (DI)(R12*1)
 	VADDPS       Y5, Y4, Y9
 	VADDPS       Y6, Y9, Y9
 	VADDPS       Y8, Y9, Y9
@@ -151,30 +155,150 @@ TEXT ·winoOut8S(SB), NOSPLIT, $0-88
 	VUNPCKHPS    Y10, Y9, Y12
 	VPERM2F128   $0x20, Y12, Y11, Y13
 	VPERM2F128   $0x31, Y12, Y11, Y14
-	VMOVUPS      Y13, (DX)
-	VMOVUPS      Y14, 32(DX)
+	VMOVUPS      Y13, (R13)
+	VMOVUPS      Y14, (R13)(R12*1)
 	VZEROUPPER
 	RET
 
-// func winoGrad8S(r0 []float32, r1 []float32, y []float32, yl int)
+// func winoIn4x2S(e []float32, o []float32, ld int, off int, v []float32, vl int)
+// Requires: AVX
+TEXT ·winoIn4x2S(SB), NOSPLIT, $0-96
+	MOVQ        e_base+0(FP), SI
+	MOVQ        o_base+24(FP), DX
+	MOVQ        ld+48(FP), CX
+	MOVQ        off+56(FP), BX
+	MOVQ        v_base+64(FP), DI
+	MOVQ        vl+88(FP), R8
+	SHLQ        $0x02, CX
+	SHLQ        $0x02, BX
+	SHLQ        $0x02, R8
+	LEAQ        (SI)(CX*1), R9
+	LEAQ        (R9)(CX*1), R11
+	LEAQ        (R11)(CX*1), R13
+	LEAQ        (DX)(CX*1), R10
+	LEAQ        (R10)(CX*1), R12
+	LEAQ        (R12)(CX*1), CX
+	VMOVUPS     (SI), X0
+	VINSERTF128 $0x01, (SI)(BX*1), Y0, Y0
+	VMOVUPS     (R9), X1
+	VINSERTF128 $0x01, (R9)(BX*1), Y1, Y1
+	VMOVUPS     (R11), X2
+	VINSERTF128 $0x01, (R11)(BX*1), Y2, Y2
+	VMOVUPS     (R13), X3
+	VINSERTF128 $0x01, (R13)(BX*1), Y3, Y3
+	VSUBPS      Y2, Y0, Y0
+	VADDPS      Y2, Y1, Y4
+	VSUBPS      Y1, Y2, Y2
+	VSUBPS      Y3, Y1, Y3
+	VMOVUPS     4(SI), X5
+	VINSERTF128 $0x01, 4(SI)(BX*1), Y5, Y5
+	VMOVUPS     4(R9), X1
+	VINSERTF128 $0x01, 4(R9)(BX*1), Y1, Y1
+	VMOVUPS     4(R11), X6
+	VINSERTF128 $0x01, 4(R11)(BX*1), Y6, Y6
+	VMOVUPS     4(R13), X7
+	VINSERTF128 $0x01, 4(R13)(BX*1), Y7, Y7
+	VSUBPS      Y6, Y5, Y5
+	VADDPS      Y6, Y1, Y8
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y7, Y1, Y7
+	VSUBPS      Y5, Y0, Y0
+	VMOVUPS     Y0, (DI)
+	VSUBPS      Y8, Y4, Y4
+	IMUL3Q      $0x04, R8, AX
+	VMOVUPS     Y4, (DI)(AX*1)
+	VSUBPS      Y6, Y2, Y2
+	IMUL3Q      $0x08, R8, AX
+	VMOVUPS     Y2, (DI)(AX*1)
+	VSUBPS      Y7, Y3, Y3
+	IMUL3Q      $0x0c, R8, AX
+	VMOVUPS     Y3, (DI)(AX*1)
+	VMOVUPS     (DX), X9
+	VINSERTF128 $0x01, (DX)(BX*1), Y9, Y9
+	VMOVUPS     (R10), X1
+	VINSERTF128 $0x01, (R10)(BX*1), Y1, Y1
+	VMOVUPS     (R12), X10
+	VINSERTF128 $0x01, (R12)(BX*1), Y10, Y10
+	VMOVUPS     (CX), X11
+	VINSERTF128 $0x01, (CX)(BX*1), Y11, Y11
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y10, Y1, Y12
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y11, Y1, Y11
+	VADDPS      Y5, Y9, Y13
+	IMUL3Q      $0x01, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VSUBPS      Y9, Y5, Y13
+	IMUL3Q      $0x02, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VADDPS      Y8, Y12, Y13
+	IMUL3Q      $0x05, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VSUBPS      Y12, Y8, Y13
+	IMUL3Q      $0x06, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VADDPS      Y6, Y10, Y13
+	IMUL3Q      $0x09, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VSUBPS      Y10, Y6, Y13
+	IMUL3Q      $0x0a, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VADDPS      Y7, Y11, Y13
+	IMUL3Q      $0x0d, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VSUBPS      Y11, Y7, Y13
+	IMUL3Q      $0x0e, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VMOVUPS     4(DX), X0
+	VINSERTF128 $0x01, 4(DX)(BX*1), Y0, Y0
+	VMOVUPS     4(R10), X1
+	VINSERTF128 $0x01, 4(R10)(BX*1), Y1, Y1
+	VMOVUPS     4(R12), X2
+	VINSERTF128 $0x01, 4(R12)(BX*1), Y2, Y2
+	VMOVUPS     4(CX), X3
+	VINSERTF128 $0x01, 4(CX)(BX*1), Y3, Y3
+	VSUBPS      Y2, Y0, Y0
+	VADDPS      Y2, Y1, Y4
+	VSUBPS      Y1, Y2, Y2
+	VSUBPS      Y3, Y1, Y3
+	VSUBPS      Y0, Y9, Y13
+	IMUL3Q      $0x03, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VSUBPS      Y4, Y12, Y13
+	IMUL3Q      $0x07, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VSUBPS      Y2, Y10, Y13
+	IMUL3Q      $0x0b, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VSUBPS      Y3, Y11, Y13
+	IMUL3Q      $0x0f, R8, AX
+	VMOVUPS     Y13, (DI)(AX*1)
+	VZEROUPPER
+	RET
+
+// func winoGrad8S(dy []float32, ld int, off int, y []float32, yl int)
 // Requires: AVX, AVX2, SSE2
-TEXT ·winoGrad8S(SB), NOSPLIT, $0-80
-	MOVQ         r0_base+0(FP), SI
-	MOVQ         r1_base+24(FP), DX
-	MOVQ         y_base+48(FP), DI
-	MOVQ         yl+72(FP), CX
+TEXT ·winoGrad8S(SB), NOSPLIT, $0-72
+	MOVQ         dy_base+0(FP), SI
+	MOVQ         ld+24(FP), DX
+	MOVQ         off+32(FP), R10
+	MOVQ         y_base+40(FP), DI
+	MOVQ         yl+64(FP), CX
 	SHLQ         $0x02, CX
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, R10
+	LEAQ         (SI)(DX*1), R11
 	MOVL         $0x80000000, AX
 	MOVD         AX, X15
 	VBROADCASTSS X15, Y15
 	VMOVUPS      (SI), Y0
-	VMOVUPS      32(SI), Y1
+	VMOVUPS      (SI)(R10*1), Y1
 	VSHUFPS      $0x88, Y1, Y0, Y2
 	VSHUFPS      $0xdd, Y1, Y0, Y3
 	VPERMPD      $0xd8, Y2, Y2
 	VPERMPD      $0xd8, Y3, Y3
-	VMOVUPS      (DX), Y0
-	VMOVUPS      32(DX), Y1
+	VMOVUPS      (R11), Y0
+	VMOVUPS      (R11)(R10*1), Y1
 	VSHUFPS      $0x88, Y1, Y0, Y4
 	VSHUFPS      $0xdd, Y1, Y0, Y5
 	VPERMPD      $0xd8, Y4, Y4

@@ -11,10 +11,12 @@ const (
 
 func winoIn8S(e, o []float32, ld int, v []float32, vl int) { panic("convpool: no AVX kernel") }
 
-func winoOut8S(m []float32, ml int, bias float32, y0, y1 []float32) {
+func winoIn4x2S(e, o []float32, ld, off int, v []float32, vl int) { panic("convpool: no AVX kernel") }
+
+func winoOut8S(m []float32, ml int, bias float32, y []float32, ld, off int) {
 	panic("convpool: no AVX kernel")
 }
 
-func winoGrad8S(r0, r1, y []float32, yl int) { panic("convpool: no AVX kernel") }
+func winoGrad8S(dy []float32, ld, off int, y []float32, yl int) { panic("convpool: no AVX kernel") }
 
 func deinterleaveS(src, even, odd []float32) { panic("convpool: no AVX kernel") }

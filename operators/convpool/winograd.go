@@ -20,16 +20,20 @@ import (
 // into the GEMM's packed-B layout, with no column buffer) and of the
 // products (with the bias added on the way to Y).
 //
-// Conv takes it forward (X ∗ W) and for its input gradient, which is the
+// Conv takes it forward (X ∗ W), for its input gradient, which is the
 // convolution of dY with the filter turned by 180° and its channel axes
-// swapped, padded by 2 − pad. See winogradFits for when.
+// swapped, padded by 2 − pad, and for its filter gradient (winoDW). See
+// winogradFits for when.
 
-// winoMinChannels is the least number of input and of output channels for
-// which a convolution takes the Winograd path. The transforms cost a
-// fixed amount per channel and tile, the GEMM saves in proportion to the
-// other side's channels: with 8 channels the saving does not pay for them,
-// from 16 it does (see BenchmarkConv3x3).
-var winoMinChannels = 16
+// winoBreakEven sets which convolutions take the Winograd path: those of
+// c input and m output channels with c·m ≥ winoBreakEven·(c + m). The
+// transforms cost about the same per channel and tile on either side, c +
+// m of them per tile, while the products save 20 multiply-adds per tile
+// of each of the c·m pairs of channels. Measured on the convnet
+// benchmark's shapes (BenchmarkConvWinograd), 16 and 16 channels (c·m =
+// 8·(c+m)) came out even, 32 and 32 (16·(c+m)) a quarter faster forward
+// and backward, 64 and more a third.
+var winoBreakEven = 16
 
 // winoCols is the least number of tiles (times images) a forward product
 // gets: images with few tiles are put side by side, so that each of the 16
@@ -56,11 +60,11 @@ type winoPlan struct {
 // winogradFits reports whether the convolution of l takes the Winograd
 // path, forward and for the input gradient: NCHW, one group, a 2-D 3×3
 // window (or 3-D with depth 1) of stride 1 and dilation 1, every pad at
-// most 2 (the input gradient pads by 2 − pad), and at least
-// winoMinChannels input and output channels.
+// most 2 (the input gradient pads by 2 − pad), and enough channels
+// (winoBreakEven).
 func winogradFits(l *layer) bool {
 	w := &l.win
-	if l.order != convargs.NCHW || l.groups != 1 || l.c < winoMinChannels || l.m < winoMinChannels {
+	if l.order != convargs.NCHW || l.groups != 1 || l.c*l.m < winoBreakEven*(l.c+l.m) {
 		return false
 	}
 	if w.In[0] != 1 || w.Out[0] != 1 || w.K[0] != 1 || w.Pad[0] != 0 {
@@ -98,6 +102,37 @@ func newWinoPlan(in, out, inH, inW, outH, outW, padT, padL int) winoPlan {
 	p.padH, p.padW = 2*p.tilesH+2, 2*p.tilesW+2
 	p.inLen, p.outSz = in*inH*inW, outH*outW
 	return p
+}
+
+// advance returns the image, row and column of the tile step tiles after
+// (img, ty, tx), step 1, or 8 within one row of tiles or over two rows of
+// four.
+func (p *winoPlan) advance(img, ty, tx, step int) (int, int, int) {
+	if tx += step; tx >= p.tilesW {
+		ty += tx / p.tilesW
+		tx %= p.tilesW
+		if ty >= p.tilesH {
+			ty -= p.tilesH
+			img++
+		}
+	}
+	return img, ty, tx
+}
+
+// eightTiles returns how far apart in an output plane the two halves of
+// the eight output tiles from tile (ty, tx), the t-th of n, lie when the
+// eight-tile kernels can take them, else 0: 8 for eight whole tiles side
+// by side, two output rows for two rows of four whole tiles.
+func (p *winoPlan) eightTiles(tx, ty, t, n int) int {
+	x, y := 2*tx, 2*ty
+	switch {
+	case t+8 > n || y+1 >= p.outH:
+	case tx+8 <= p.tilesW && x+16 <= p.outW:
+		return 8
+	case p.tilesW == 4 && tx == 0 && p.outW == 8 && y+3 < p.outH:
+		return 2 * p.outW
+	}
+	return 0
 }
 
 // filterLen is the number of elements of the transformed filter, 16
@@ -200,7 +235,8 @@ func winoRun[T blob.Float](p *winoPlan, threads, images int, in, u, b, out, v, o
 // (padPlane) into the 16 packed matrices V_ξ (in channels × tiles, laid
 // out by lay, vl apart) in v: V_ξ[c][t−t0] = (Bᵀ·d·B)_ξ for the 4×4 tile d
 // of channel c under output tile t. Eight tiles side by side in a row of
-// tiles that start a half strip of V go through winoIn8S where it runs.
+// tiles that start a half strip of V go through winoIn8S where it runs,
+// and in rows of four tiles, eight from two rows through winoIn4x2S.
 func winoInput[T blob.Float](p *winoPlan, lay gemm.PackedB, vl, t0 int, pad, v []T) {
 	hw := p.tilesW + 1
 	planeLen := p.padH * p.padW
@@ -218,12 +254,19 @@ func winoInput[T blob.Float](p *winoPlan, lay gemm.PackedB, vl, t0 int, pad, v [
 		for t := 0; t < lay.N; {
 			off := (img*p.in+c)*planeLen + 2*ty*hw + tx
 			step := 1
-			if fast && js%8 == 0 && tx+8 <= p.tilesW && t+8 <= lay.N {
+			switch {
+			case fast && js%8 == 0 && tx+8 <= p.tilesW && t+8 <= lay.N:
 				e := pad32[off : off+3*hw+9]
 				o := pad32[off+p.padH*hw : off+p.padH*hw+3*hw+9]
 				winoIn8S(e, o, hw, v32[row+sbase+js:row+sbase+js+15*vl+8], vl)
 				step = 8
-			} else {
+			case fast && js%8 == 0 && p.tilesW == 4 && tx == 0 && ty+1 < p.tilesH && t+8 <= lay.N:
+				// The next row of tiles starts two padded rows down.
+				e := pad32[off : off+5*hw+5]
+				o := pad32[off+p.padH*hw : off+p.padH*hw+5*hw+5]
+				winoIn4x2S(e, o, hw, 2*hw, v32[row+sbase+js:row+sbase+js+15*vl+8], vl)
+				step = 8
+			default:
 				winoInputTile(pad[off:], pad[off+p.padH*hw:], hw, v[row+sbase+js:], vl)
 			}
 			t += step
@@ -231,13 +274,7 @@ func winoInput[T blob.Float](p *winoPlan, lay gemm.PackedB, vl, t0 int, pad, v [
 				js = 0
 				sbase += stripStep
 			}
-			if tx += step; tx == p.tilesW {
-				tx = 0
-				if ty++; ty == p.tilesH {
-					ty = 0
-					img++
-				}
-			}
+			img, ty, tx = p.advance(img, ty, tx, step)
 		}
 	}
 }
@@ -322,7 +359,8 @@ func deinterleave[T blob.Float](src, a, b []T) {
 // winoOutput sets the outputs of the tiles [t0, t0+n) from the 16
 // products in o (each out × n, ol apart): the 2×2 tile Aᵀ·M·A, plus the
 // bias, cut at the plane's bottom and right edges. Eight whole tiles side
-// by side in a row of tiles go through winoOut8S where it runs.
+// by side in a row of tiles, or in two rows of four, go through winoOut8S
+// where it runs.
 func winoOutput[T blob.Float](p *winoPlan, ol, t0, n int, o, b, out []T) {
 	ow := p.outW
 	o32, _ := any(o).([]float32)
@@ -339,21 +377,15 @@ func winoOutput[T blob.Float](p *winoPlan, ol, t0, n int, o, b, out []T) {
 			plane := out[(img*p.out+ch)*p.outSz : (img*p.out+ch+1)*p.outSz]
 			x, y := 2*tx, 2*ty
 			step := 1
-			if fast && tx+8 <= p.tilesW && x+16 <= ow && y+1 < p.outH && t+8 <= n {
-				base := (img*p.out + ch) * p.outSz
-				winoOut8S(o32[ch*n+t:ch*n+t+15*ol+8], ol, float32(bias), out32[base+y*ow+x:base+y*ow+x+16], out32[base+(y+1)*ow+x:base+(y+1)*ow+x+16])
+			if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
+				base := (img*p.out+ch)*p.outSz + y*ow + x
+				winoOut8S(o32[ch*n+t:ch*n+t+15*ol+8], ol, float32(bias), out32[base:base+ow+off+8], ow, off)
 				step = 8
 			} else {
 				winoOutputTile(p, o[ch*n+t:], ol, bias, plane, x, y)
 			}
 			t += step
-			if tx += step; tx == p.tilesW {
-				tx = 0
-				if ty++; ty == p.tilesH {
-					ty = 0
-					img++
-				}
-			}
+			img, ty, tx = p.advance(img, ty, tx, step)
 		}
 	}
 }
@@ -453,8 +485,8 @@ func winoDW[T blob.Float](p *winoPlan, threads, images int, in, dy, z, v, y, pad
 // winoGradTiles sets y to the 16 matrices Y_ξ (out × n, yl apart) of the
 // output-gradient tiles [t0, t0+n): Y_ξ[ch][t−t0] = (A·e·Aᵀ)_ξ for the 2×2
 // tile e of channel ch of dy under tile t, zero past the edges. Eight
-// whole tiles side by side in a row of tiles go through winoGrad8S where
-// it runs.
+// whole tiles side by side in a row of tiles, or in two rows of four, go
+// through winoGrad8S where it runs.
 func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
 	ow := p.outW
 	dy32, _ := any(dy).([]float32)
@@ -468,20 +500,15 @@ func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
 			plane := dy[base : base+p.outSz]
 			x, r := 2*tx, 2*ty
 			step := 1
-			if fast && tx+8 <= p.tilesW && x+16 <= ow && r+1 < p.outH && t+8 <= n {
-				winoGrad8S(dy32[base+r*ow+x:base+r*ow+x+16], dy32[base+(r+1)*ow+x:base+(r+1)*ow+x+16], y32[ch*n+t:ch*n+t+15*yl+8], yl)
+			if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
+				at := base + r*ow + x
+				winoGrad8S(dy32[at:at+ow+off+8], ow, off, y32[ch*n+t:ch*n+t+15*yl+8], yl)
 				step = 8
 			} else {
 				winoGradTile(p, plane, x, r, y[ch*n+t:], yl)
 			}
 			t += step
-			if tx += step; tx == p.tilesW {
-				tx = 0
-				if ty++; ty == p.tilesH {
-					ty = 0
-					img++
-				}
-			}
+			img, ty, tx = p.advance(img, ty, tx, step)
 		}
 	}
 }

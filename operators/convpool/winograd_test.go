@@ -114,6 +114,8 @@ func (wc winoCase) outSize() (int, int) { return wc.h + wc.pt + wc.pb - 2, wc.w 
 // budget.
 func TestWinogradMatchesDirect(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	defer func(old int) { winoBreakEven = old }(winoBreakEven)
+	winoBreakEven = 8 // the path for these cases' 16 channels and up
 	r := newRand(16)
 	for _, wc := range winoCases() {
 		oh, ow := wc.outSize()
@@ -160,6 +162,8 @@ func TestWinogradMatchesDirect(t *testing.T) {
 // TestWinogradNumericGradient checks a convolution on the Winograd path
 // against finite differences, in float64, for every input.
 func TestWinogradNumericGradient(t *testing.T) {
+	defer func(old int) { winoBreakEven = old }(winoBreakEven)
+	winoBreakEven = 8
 	r := newRand(17)
 	f := blob.Float64
 	wc := winoCase{2, 16, 16, 3, 5, 1, 0, 1, 2}
@@ -189,7 +193,9 @@ func TestWinogradRule(t *testing.T) {
 		want   bool
 	}{
 		{"3x3 pad 1, 32 channels", win(32, 32, 3, 1, 1, 1), convargs.NCHW, 32, 32, 1, true},
-		{"3x3 pad 0, 16 and 128", win(8, 8, 3, 1, 1, 0), convargs.NCHW, 16, 128, 1, true},
+		{"3x3 pad 0, 24 and 128", win(8, 8, 3, 1, 1, 0), convargs.NCHW, 24, 128, 1, true},
+		{"16 channels", win(32, 32, 3, 1, 1, 1), convargs.NCHW, 16, 16, 1, false},
+		{"16 and 128", win(8, 8, 3, 1, 1, 0), convargs.NCHW, 16, 128, 1, false},
 		{"3 input channels", win(32, 32, 3, 1, 1, 1), convargs.NCHW, 3, 32, 1, false},
 		{"8 output channels", win(32, 32, 3, 1, 1, 1), convargs.NCHW, 32, 8, 1, false},
 		{"NHWC", win(32, 32, 3, 1, 1, 1), convargs.NHWC, 32, 32, 1, false},
@@ -223,20 +229,18 @@ func BenchmarkConvWinograd(b *testing.B) {
 		grad := op("ConvGradient", []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}, ai("kernel", 3), ai("pad", 1))
 		for _, path := range []string{"im2col", "winograd"} {
 			name := fmt.Sprintf("%dx%dx%d/%s", s.c, s.m, s.hw, path)
-			min := winoMinChannels
+			breakEven := 0
 			if path == "im2col" {
-				min = 1 << 30
-			} else {
-				min = 1
+				breakEven = 1 << 30
 			}
 			b.Run(name+"/fwd", func(b *testing.B) {
-				defer func(old int) { winoMinChannels = old }(winoMinChannels)
-				winoMinChannels = min
+				defer func(old int) { winoBreakEven = old }(winoBreakEven)
+				winoBreakEven = breakEven
 				benchConv(b, fwd, flops, x, w, bias)
 			})
 			b.Run(name+"/grad", func(b *testing.B) {
-				defer func(old int) { winoMinChannels = old }(winoMinChannels)
-				winoMinChannels = min
+				defer func(old int) { winoBreakEven = old }(winoBreakEven)
+				winoBreakEven = breakEven
 				benchConv(b, grad, 2*flops, x, w, dy)
 			})
 		}
@@ -270,33 +274,60 @@ func TestWinoKernelsMatchGo(t *testing.T) {
 			t.Fatalf("winoIn8S: v[%d] = %v, want %v", i, got[i], want[i])
 		}
 	}
-	m := rnd(15*vl + 8)
-	p := &winoPlan{outW: 16, outH: 2}
-	y := make([]float32, 32)
-	winoOut8S(m, vl, 0.25, y[:16], y[16:])
-	wantY := make([]float32, 32)
+	// Two rows of four tiles, the second 2·ld further.
+	e, o = rnd(5*ld+5), rnd(5*ld+5)
+	clear(got)
+	clear(want)
+	winoIn4x2S(e, o, ld, 2*ld, got, vl)
 	for j := range 8 {
-		winoOutputTile(p, m[j:], vl, 0.25, wantY, 2*j, 0)
+		at := j%4 + j/4*2*ld
+		winoInputTile(e[at:], o[at:], ld, want[j:], vl)
 	}
-	for i := range wantY {
-		if y[i] != wantY[i] {
-			t.Fatalf("winoOut8S: y[%d] = %v, want %v", i, y[i], wantY[i])
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("winoIn4x2S: v[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	m := rnd(15*vl + 8)
+	for _, c := range []struct{ w, h, off int }{{16, 2, 8}, {8, 4, 16}} {
+		p := &winoPlan{outW: c.w, outH: c.h}
+		y := make([]float32, 32)
+		winoOut8S(m, vl, 0.25, y, c.w, c.off)
+		wantY := make([]float32, 32)
+		for j := range 8 {
+			x, r := 2*j, 0
+			if c.off != 8 {
+				x, r = 2*(j%4), 2*(j/4)
+			}
+			winoOutputTile(p, m[j:], vl, 0.25, wantY, x, r)
+		}
+		for i := range wantY {
+			if y[i] != wantY[i] {
+				t.Fatalf("winoOut8S (%d wide): y[%d] = %v, want %v", c.w, i, y[i], wantY[i])
+			}
 		}
 	}
 	if !hasWinoAVX2 {
 		t.Skip("no AVX2 kernels on this CPU (the Go transforms run)")
 	}
-	plane := rnd(2 * 16)
+	plane := rnd(32)
 	plane[3] = float32(math.Copysign(0, -1)) // −0 and +0 negate to different bits
 	plane[16+5] = 0
-	got, want = make([]float32, 15*vl+8), make([]float32, 15*vl+8)
-	winoGrad8S(plane[:16], plane[16:], got, vl)
-	for j := range 8 {
-		winoGradTile(&winoPlan{outW: 16, outH: 2}, plane, 2*j, 0, want[j:], vl)
-	}
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("winoGrad8S: y[%d] = %v, want %v", i, got[i], want[i])
+	for _, c := range []struct{ w, h, off int }{{16, 2, 8}, {8, 4, 16}} {
+		clear(got)
+		clear(want)
+		winoGrad8S(plane, c.w, c.off, got, vl)
+		for j := range 8 {
+			x, r := 2*j, 0
+			if c.off != 8 {
+				x, r = 2*(j%4), 2*(j/4)
+			}
+			winoGradTile(&winoPlan{outW: c.w, outH: c.h}, plane, x, r, want[j:], vl)
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("winoGrad8S (%d wide): y[%d] = %v, want %v", c.w, i, got[i], want[i])
+			}
 		}
 	}
 	src := rnd(37)

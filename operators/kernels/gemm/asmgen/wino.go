@@ -14,15 +14,16 @@ import (
 func winoKernels() {
 	winoIn8S()
 	winoOut8S()
+	winoIn4x2S()
 	winoGrad8S()
 	deinterleaveS()
 }
 
-// evenOdd sets even and odd to the even- and odd-numbered of the 16
-// float32 at m (AVX2).
-func evenOdd(m Mem, t0, t1, even, odd reg.VecPhysical) {
-	VMOVUPS(m, t0)
-	VMOVUPS(m.Offset(32), t1)
+// evenOdd sets even and odd to the even- and odd-numbered of the 8
+// float32 at m0 followed by the 8 at m1 (AVX2).
+func evenOdd(m0, m1 Mem, t0, t1, even, odd reg.VecPhysical) {
+	VMOVUPS(m0, t0)
+	VMOVUPS(m1, t1)
 	// Per 128-bit lane the order is [lo 0 2, hi 0 2]; VPERMPD puts the
 	// 64-bit blocks in order.
 	VSHUFPS(U8(0x88), t1, t0, even)
@@ -45,7 +46,7 @@ func deinterleaveS() {
 	even := Load(Param("even").Base(), reg.RDI)
 	odd := Load(Param("odd").Base(), reg.RDX)
 	countedLoop(n, 3, func() {
-		evenOdd(Mem{Base: src}, reg.Y0, reg.Y1, reg.Y2, reg.Y3)
+		evenOdd(Mem{Base: src}, Mem{Base: src, Disp: 32}, reg.Y0, reg.Y1, reg.Y2, reg.Y3)
 		VMOVUPS(reg.Y2, Mem{Base: even})
 		VMOVUPS(reg.Y3, Mem{Base: odd})
 		ADDQ(U8(64), src)
@@ -59,25 +60,31 @@ func deinterleaveS() {
 // winoGrad8S emits winoGrad8S: the transform A·e·Aᵀ of eight 2×2
 // output-gradient tiles side by side.
 func winoGrad8S() {
-	TEXT("winoGrad8S", NOSPLIT, "func(r0, r1, y []float32, yl int)")
+	TEXT("winoGrad8S", NOSPLIT, "func(dy []float32, ld, off int, y []float32, yl int)")
 	Pragma("noescape")
 	Doc(
-		"winoGrad8S transforms eight 2×2 tiles side by side, tile j's rows at r0[2j], r0[2j+1] and",
-		"r1[2j], r1[2j+1], into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX2).",
-		"The caller checks that r0 and r1 hold 16 values and y 15·yl+8.",
+		"winoGrad8S transforms eight 2×2 tiles, tile j's top row at dy[2j], dy[2j+1] for j < 4 and",
+		"dy[off+2j−8], dy[off+2j−7] for j ≥ 4, its bottom row ld further, into their 4×4 A·e·Aᵀ,",
+		"element ξ of tile j to y[ξ·yl+j] (AVX2). With off 8 the tiles are side by side.",
+		"The caller checks that dy holds ld+off+8 values and y 15·yl+8.",
 	)
-	r0 := Load(Param("r0").Base(), reg.RSI)
-	r1 := Load(Param("r1").Base(), reg.RDX)
+	dy := Load(Param("dy").Base(), reg.RSI)
+	ld := Load(Param("ld"), reg.RDX)
+	off := Load(Param("off"), reg.R10)
 	y := Load(Param("y").Base(), reg.RDI)
 	yl := Load(Param("yl"), reg.RCX)
 	SHLQ(U8(2), yl)
+	SHLQ(U8(2), ld)
+	SHLQ(U8(2), off)
+	r1 := reg.R11
+	LEAQ(Mem{Base: dy, Index: ld, Scale: 1}, r1)
 	sign := reg.Y15
 	MOVL(U32(0x80000000), reg.EAX)
 	MOVD(reg.EAX, reg.X15)
 	VBROADCASTSS(reg.X15, sign)
 	e00, e01, e10, e11 := reg.Y2, reg.Y3, reg.Y4, reg.Y5
-	evenOdd(Mem{Base: r0}, reg.Y0, reg.Y1, e00, e01)
-	evenOdd(Mem{Base: r1}, reg.Y0, reg.Y1, e10, e11)
+	evenOdd(Mem{Base: dy}, Mem{Base: dy, Index: off, Scale: 1}, reg.Y0, reg.Y1, e00, e01)
+	evenOdd(Mem{Base: r1}, Mem{Base: r1, Index: off, Scale: 1}, reg.Y0, reg.Y1, e10, e11)
 	// Rows of A·e: e0, e0+e1, e0−e1, −e1 (a sign flip, as Go negates).
 	rows := [4][2]reg.VecPhysical{{e00, e01}, {reg.Y6, reg.Y7}, {reg.Y8, reg.Y9}, {reg.Y10, reg.Y11}}
 	VADDPS(e10, e00, reg.Y6)
@@ -181,22 +188,111 @@ func winoIn8S() {
 	RET()
 }
 
+// winoIn4x2S emits winoIn4x2S: winoIn8S for two rows of four tiles, each
+// operand put together from two 128-bit halves.
+func winoIn4x2S() {
+	TEXT("winoIn4x2S", NOSPLIT, "func(e, o []float32, ld, off int, v []float32, vl int)")
+	Pragma("noescape")
+	Doc(
+		"winoIn4x2S is winoIn8S for tiles j < 4 as there and tiles j ≥ 4 off values further in e and o",
+		"than tile j−4 (the next row of tiles, for rows of four) (AVX).",
+		"The caller checks that e and o hold off+3·ld+5 values and v 15·vl+8.",
+	)
+	e := Load(Param("e").Base(), reg.RSI)
+	o := Load(Param("o").Base(), reg.RDX)
+	ld := Load(Param("ld"), reg.RCX)
+	off := Load(Param("off"), reg.RBX)
+	v := Load(Param("v").Base(), reg.RDI)
+	vl := Load(Param("vl"), reg.R8)
+	SHLQ(U8(2), ld)
+	SHLQ(U8(2), off)
+	SHLQ(U8(2), vl)
+	// Row r of the tiles off rows[r] (even columns) and odd[r]; lanes 4–7
+	// off bytes further. ld's register becomes odd[3].
+	rows := []reg.Register{e, reg.R9, reg.R11, reg.R13}
+	odd := []reg.Register{o, reg.R10, reg.R12, reg.RCX}
+	for r := 1; r < 4; r++ {
+		LEAQ(Mem{Base: rows[r-1], Index: ld, Scale: 1}, rows[r])
+	}
+	for r := 1; r < 4; r++ {
+		LEAQ(Mem{Base: odd[r-1], Index: ld, Scale: 1}, odd[r])
+	}
+	load := func(r, k int, dst reg.VecPhysical) {
+		base := rows[r]
+		if k%2 == 1 {
+			base = odd[r]
+		}
+		VMOVUPS(Mem{Base: base, Disp: 4 * (k / 2)}, dst.AsX())
+		VINSERTF128(U8(1), Mem{Base: base, Index: off, Scale: 1, Disp: 4 * (k / 2)}, dst, dst)
+	}
+	// Column k of Bᵀ·d into c[k] = (d0−d2, d1+d2, d2−d1, d1−d3), with a
+	// scratch register t; the register of d1 is left free.
+	column := func(k int, d [4]reg.VecPhysical, t reg.VecPhysical) [4]reg.VecPhysical {
+		for r := range 4 {
+			load(r, k, d[r])
+		}
+		VSUBPS(d[2], d[0], d[0])
+		VADDPS(d[2], d[1], t)
+		VSUBPS(d[1], d[2], d[2])
+		VSUBPS(d[3], d[1], d[3])
+		return [4]reg.VecPhysical{d[0], t, d[2], d[3]}
+	}
+	a := reg.RAX
+	store := func(i, l int, x reg.VecPhysical) {
+		// v + (4i+l)·vl.
+		if i == 0 && l == 0 {
+			VMOVUPS(x, Mem{Base: v})
+			return
+		}
+		IMUL3Q(U8(4*i+l), vl, a)
+		VMOVUPS(x, Mem{Base: v, Index: a, Scale: 1})
+	}
+	// Columns 0 and 2, then element 0 of each row: m0 − m2.
+	c0 := column(0, [4]reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}, reg.Y4)
+	c2 := column(2, [4]reg.VecPhysical{reg.Y5, reg.Y1, reg.Y6, reg.Y7}, reg.Y8)
+	for i := range 4 {
+		VSUBPS(c2[i], c0[i], c0[i])
+		store(i, 0, c0[i])
+	}
+	// Column 1: elements 1 and 2, m1 + m2 and m2 − m1.
+	c1 := column(1, [4]reg.VecPhysical{reg.Y9, reg.Y1, reg.Y10, reg.Y11}, reg.Y12)
+	for i := range 4 {
+		VADDPS(c2[i], c1[i], reg.Y13)
+		store(i, 1, reg.Y13)
+		VSUBPS(c1[i], c2[i], reg.Y13)
+		store(i, 2, reg.Y13)
+	}
+	// Column 3: element 3, m1 − m3.
+	c3 := column(3, [4]reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}, reg.Y4)
+	for i := range 4 {
+		VSUBPS(c3[i], c1[i], reg.Y13)
+		store(i, 3, reg.Y13)
+	}
+	VZEROUPPER()
+	RET()
+}
+
 // winoOut8S emits winoOut8S: the output transform Aᵀ·M·A of eight tiles,
 // plus a bias, written as two rows of 16 outputs.
 func winoOut8S() {
-	TEXT("winoOut8S", NOSPLIT, "func(m []float32, ml int, bias float32, y0, y1 []float32)")
+	TEXT("winoOut8S", NOSPLIT, "func(m []float32, ml int, bias float32, y []float32, ld, off int)")
 	Pragma("noescape")
 	Doc(
-		"winoOut8S transforms eight 4×4 product tiles side by side, element ξ of tile j at m[ξ·ml+j],",
-		"into their 2×2 output tiles plus bias: tile j's top row to y0[2j] and y0[2j+1], its",
-		"bottom row to y1[2j] and y1[2j+1] (AVX).",
-		"The caller checks that m holds 15·ml+8 values and y0 and y1 16 each.",
+		"winoOut8S transforms eight 4×4 product tiles, element ξ of tile j at m[ξ·ml+j], into their",
+		"2×2 output tiles plus bias: the top row of tile j to y[2j], y[2j+1] for j < 4 and",
+		"y[off+2j−8], y[off+2j−7] for j ≥ 4, the bottom row ld further (AVX). With off 8 the",
+		"tiles are side by side. The caller checks that m holds 15·ml+8 values and y ld+off+8.",
 	)
 	m := Load(Param("m").Base(), reg.RSI)
 	ml := Load(Param("ml"), reg.RCX)
-	y0 := Load(Param("y0").Base(), reg.RDI)
-	y1 := Load(Param("y1").Base(), reg.RDX)
+	y0 := Load(Param("y").Base(), reg.RDI)
+	ld := Load(Param("ld"), reg.RDX)
+	off := Load(Param("off"), reg.R12)
 	SHLQ(U8(2), ml)
+	SHLQ(U8(2), ld)
+	SHLQ(U8(2), off)
+	y1 := reg.R13
+	LEAQ(Mem{Base: y0, Index: ld, Scale: 1}, y1)
 	// Row r of M starts at rows[r] = m + 4r·ml; column c is c·ml further
 	// (3·ml in ml3).
 	ml3 := reg.R8
@@ -245,7 +341,7 @@ func winoOut8S() {
 		VPERM2F128(U8(0x20), reg.Y12, reg.Y11, reg.Y13)
 		VPERM2F128(U8(0x31), reg.Y12, reg.Y11, reg.Y14)
 		VMOVUPS(reg.Y13, Mem{Base: y})
-		VMOVUPS(reg.Y14, Mem{Base: y, Disp: 32})
+		VMOVUPS(reg.Y14, Mem{Base: y, Index: off, Scale: 1})
 	}
 	VZEROUPPER()
 	RET()
