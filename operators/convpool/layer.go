@@ -507,7 +507,7 @@ func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int, needCols bool
 // on l.batch images at a time, and sets s.wu to w's transformed filter
 // (backward: the input gradient's).
 func (s *scratch[T]) prepareWino(l *layer, p *winoPlan, parts int, backward bool, w []T) {
-	s.wu = grow(s.wu, p.filterLen())
+	s.wu = grow(s.wu, filterLen[T](p))
 	transformFilter(p, backward, w, s.wu)
 	v, o, pad := scratchLens[T](p, l.batch)
 	s.wv, s.wo, s.wpad = grow(s.wv, parts), grow(s.wo, parts), grow(s.wpad, parts)

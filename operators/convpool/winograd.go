@@ -55,6 +55,20 @@ type winoPlan struct {
 	tiles        int // tilesH·tilesW, per image
 	padH, padW   int // the padded input plane: 2·tiles + 2 each way
 	inLen, outSz int // elements of one input image and of one output plane
+	// outP32 and outP64 are out rounded up to the GEMM's tile rows for
+	// float32 and float64: U and the products have that many rows (the
+	// rows past out zero in U), so that the products read U in place
+	// without packing a last partial strip.
+	outP32, outP64 int
+}
+
+// outP returns out rounded up to the GEMM's tile rows for T.
+func outP[T blob.Float](p *winoPlan) int {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return p.outP32
+	}
+	return p.outP64
 }
 
 // winogradFits reports whether the convolution of l takes the Winograd
@@ -97,6 +111,8 @@ func winoBackward(l *layer) winoPlan {
 
 func newWinoPlan(in, out, inH, inW, outH, outW, padT, padL int) winoPlan {
 	p := winoPlan{in: in, out: out, inH: inH, inW: inW, outH: outH, outW: outW, padT: padT, padL: padL}
+	p.outP32 = (out + gemm.TileRows[float32]() - 1) / gemm.TileRows[float32]() * gemm.TileRows[float32]()
+	p.outP64 = (out + gemm.TileRows[float64]() - 1) / gemm.TileRows[float64]() * gemm.TileRows[float64]()
 	p.tilesH, p.tilesW = (outH+1)/2, (outW+1)/2
 	p.tiles = p.tilesH * p.tilesW
 	p.padH, p.padW = 2*p.tilesH+2, 2*p.tilesW+2
@@ -136,8 +152,8 @@ func (p *winoPlan) eightTiles(tx, ty, t, n int) int {
 }
 
 // filterLen is the number of elements of the transformed filter, 16
-// matrices of out × in, panelStride apart.
-func (p *winoPlan) filterLen() int { return 16 * panelStride(p.out*p.in) }
+// matrices of outP × in, panelStride apart.
+func filterLen[T blob.Float](p *winoPlan) int { return 16 * panelStride(outP[T](p)*p.in) }
 
 // winoL2 is the bytes of one block of tiles' V and products together
 // (see tileBlock): half of a 512 KiB L2.
@@ -160,7 +176,7 @@ func tileBlock[T blob.Float](p *winoPlan, nt int) int {
 // planes of the images.
 func scratchLens[T blob.Float](p *winoPlan, images int) (v, o, pad int) {
 	tb := tileBlock[T](p, images*p.tiles)
-	return 16 * panelStride(gemm.PackedBLayout[T](p.in, tb).Len()), 16 * panelStride(p.out*tb), images * p.in * p.padH * p.padW
+	return 16 * panelStride(gemm.PackedBLayout[T](p.in, tb).Len()), 16 * panelStride(outP[T](p)*tb), images * p.in * p.padH * p.padW
 }
 
 // panelStride is how far apart the 16 matrices of n elements each of U, V
@@ -170,11 +186,15 @@ func scratchLens[T blob.Float](p *winoPlan, images int) (v, o, pad int) {
 // holds 8: the padding moves each to the next set.
 func panelStride(n int) int { return (n+15)/16*16 + 16 }
 
-// transformFilter sets u to the 16 matrices U_ξ = (G·g·Gᵀ)_ξ, each out ×
-// in and panelStride apart, of the filter w [m][c][3][3]: for the forward plan (out = m) of g =
-// w[o][i]; for the backward one (out = c) of g = w[i][o] turned by 180°.
+// transformFilter sets u to the 16 matrices U_ξ = (G·g·Gᵀ)_ξ, each outP ×
+// in (rows past out zero) and panelStride apart, of the filter w
+// [m][c][3][3]: for the forward plan (out = m) of g = w[o][i]; for the
+// backward one (out = c) of g = w[i][o] turned by 180°.
 func transformFilter[T blob.Float](p *winoPlan, backward bool, w, u []T) {
-	n := panelStride(p.out * p.in)
+	n := panelStride(outP[T](p) * p.in)
+	for xi := range 16 {
+		clear(u[xi*n+p.out*p.in : xi*n+outP[T](p)*p.in])
+	}
 	var g [9]T
 	for o := range p.out {
 		for i := range p.in {
@@ -218,14 +238,15 @@ func winoRun[T blob.Float](p *winoPlan, threads, images int, in, u, b, out, v, o
 		padPlane(p, in[i*p.inH*p.inW:(i+1)*p.inH*p.inW], pad[i*p.padH*p.padW:(i+1)*p.padH*p.padW])
 	}
 	tb := tileBlock[T](p, nt)
-	us := panelStride(p.out * p.in)
+	op := outP[T](p)
+	us := panelStride(op * p.in)
 	for t0 := 0; t0 < nt; t0 += tb {
 		n := min(tb, nt-t0)
 		lay := gemm.PackedBLayout[T](p.in, n)
-		vs, os := panelStride(lay.Len()), panelStride(p.out*n)
+		vs, os := panelStride(lay.Len()), panelStride(op*n)
 		winoInput(p, lay, vs, t0, pad, v[:16*vs])
 		for xi := range 16 {
-			gemm.MulPackedB(threads, p.out, n, p.in, 1, u[xi*us:xi*us+p.out*p.in], p.in, v[xi*vs:xi*vs+lay.Len()], 0, o[xi*os:xi*os+p.out*n], n)
+			gemm.MulPackedB(threads, op, n, p.in, 1, u[xi*us:xi*us+op*p.in], p.in, v[xi*vs:xi*vs+lay.Len()], 0, o[xi*os:xi*os+op*n], n)
 		}
 		winoOutput(p, os, t0, n, o[:16*os], b, out)
 	}
@@ -319,19 +340,29 @@ func padPlane[T blob.Float](p *winoPlan, plane, pad []T) {
 	if p.padL%2 == 1 {
 		first, second = odd, even
 	}
+	la, lb := p.padL/2, (p.padL+1)/2
+	na, nb := (cols+1)/2, cols/2
 	for y := range rows {
 		src := plane[y*p.inW : y*p.inW+cols]
 		r := (p.padT + y) * hw
 		a, b := first[r:r+hw], second[r:r+hw]
-		clear(a[:p.padL/2])
-		clear(b[:(p.padL+1)/2])
-		na, nb := (cols+1)/2, cols/2
-		clear(a[p.padL/2+na:])
-		clear(b[(p.padL+1)/2+nb:])
-		deinterleave(src, a[p.padL/2:p.padL/2+na], b[(p.padL+1)/2:(p.padL+1)/2+nb])
+		// A column or two of padding at each end: stores, where clear
+		// would call memclr four times a row.
+		zero(a[:la])
+		zero(a[la+na:])
+		zero(b[:lb])
+		zero(b[lb+nb:])
+		deinterleave(src, a[la:la+na], b[lb:lb+nb])
 	}
 	clear(even[(p.padT+rows)*hw:])
 	clear(odd[(p.padT+rows)*hw:])
+}
+
+// zero sets the few elements of s to 0.
+func zero[T blob.Float](s []T) {
+	for i := 0; i < len(s); i++ {
+		s[i] = 0
+	}
 }
 
 // deinterleave sets a[i] = src[2i] and b[i] = src[2i+1], for len(a) =

@@ -34,6 +34,12 @@ func packedBLayout[T float32 | float64](kn *kernel[T], k, n int) PackedB {
 	return PackedB{K: k, N: n, NR: kn.nr, KC: max(1, blockSize(k, kn.kc, 1)), NP: roundUp(n, kn.nr)}
 }
 
+// TileRows is the number of rows of C the micro-kernel for T computes at
+// a time on this machine: MulPackedB packs an A (or the last rows of one)
+// whose rows are not a multiple of it, and reads a whole number of them
+// in place where it can.
+func TileRows[T float32 | float64]() int { return stateFor[T]().kern.mr }
+
 // Len is the number of elements of a packed B.
 func (l PackedB) Len() int { return l.K * l.NP }
 
