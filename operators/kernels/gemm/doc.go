@@ -10,6 +10,9 @@
 // strips (a narrow C), A is not packed: a strided variant of the
 // micro-kernel reads it in place. Likewise, when C has only a few rows
 // (float32, B untransposed), B is read in place by another variant.
+// MulPackedB takes a B its caller has already built in the packed layout
+// (PackedBLayout), as the Winograd convolutions of operators/convpool
+// build their transformed input tiles.
 //
 // # Kernels
 //
