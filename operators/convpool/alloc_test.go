@@ -20,11 +20,14 @@ func allocCases(n int) []allocCase {
 	f := blob.Float32
 	x := randTensor(r, f, n, 8, 12, 12)
 	xh := toNHWC(x)
+	x32 := randTensor(r, f, n, 32, 12, 12)
 	k3 := ai("kernel", 3)
 	nhwc := astr("order", "NHWC")
 	return []allocCase{
 		{"Conv", op("Conv", []string{"X", "W", "b"}, []string{"Y"}, k3, ai("pad", 1)), []*blob.Tensor{x, randTensor(r, f, 6, 8, 3, 3), randTensor(r, f, 6)}},
 		{"Conv NHWC group", op("Conv", []string{"X", "W", "b"}, []string{"Y"}, k3, ai("group", 2), nhwc), []*blob.Tensor{xh, randTensor(r, f, 6, 3, 3, 4), randTensor(r, f, 6)}},
+		{"Conv Winograd", op("Conv", []string{"X", "W", "b"}, []string{"Y"}, k3, ai("pad", 1)), []*blob.Tensor{x32, randTensor(r, f, 32, 32, 3, 3), randTensor(r, f, 32)}},
+		{"ConvGradient Winograd", op("ConvGradient", []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}, k3, ai("pad", 1)), []*blob.Tensor{x32, randTensor(r, f, 32, 32, 3, 3), randTensor(r, f, n, 32, 12, 12)}},
 		{"Conv 1x1", op("Conv", []string{"X", "W"}, []string{"Y"}, ai("kernel", 1)), []*blob.Tensor{x, randTensor(r, f, 6, 8, 1, 1)}},
 		{"Conv float64", op("Conv", []string{"X", "W", "b"}, []string{"Y"}, k3), []*blob.Tensor{as(x, blob.Float64), randTensor(r, blob.Float64, 6, 8, 3, 3), randTensor(r, blob.Float64, 6)}},
 		{"ConvGradient", op("ConvGradient", []string{"X", "W", "dY"}, []string{"dW", "db", "dX"}, k3, ai("pad", 1)), []*blob.Tensor{x, randTensor(r, f, 6, 8, 3, 3), randTensor(r, f, n, 6, 12, 12)}},

@@ -224,8 +224,13 @@ func (o *convBase) split(kind jobKind, n int) int {
 func runConv[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, img, w, b, side []T) {
 	l := &o.l
 	parts := o.split(kind, n)
-	s.prepare(l, parts, 0, 0)
+	wino := kind == convForward && l.wino
+	s.prepare(l, parts, 0, 0, !wino)
 	s.job = batchJob[T]{kind: kind, l: l, img: img, side: side, w: w, b: b, cols: s.cols, sides: s.sides, done: o.Context().Done()}
+	if wino {
+		s.prepareWino(l, &l.wf, parts, false, w)
+		s.job.wu, s.job.wv, s.job.wo, s.job.wpad = s.wu, s.wv, s.wo, s.wpad
+	}
 	parallel.Run(&s.job, n, parts)
 	s.job = batchJob[T]{}
 }
@@ -329,14 +334,23 @@ func runConvGrad[T blob.Float](o *convBase, s *scratch[T], kind jobKind, n int, 
 	if l.dwT {
 		from = 0
 	}
-	s.prepare(l, parts, from, len(dw))
+	wino := kind == convBackward && l.wino
+	s.prepare(l, parts, from, len(dw), !wino)
 	if from == 1 {
 		s.dw[0] = dw
 	}
 	s.job = batchJob[T]{kind: kind, l: l, w: w, cols: s.cols, sides: s.sides, dw: s.dw, done: o.Context().Done()}
 	if kind == convBackward {
 		s.job.img, s.job.side, s.job.dimg = x, dy, dx
-		if dx != nil && l.order == convargs.NCHW {
+		if wino {
+			s.prepareWinoDW(l, parts)
+			s.job.dz, s.job.dv, s.job.dy, s.job.dpad = s.dz, s.dv, s.dy, s.dpad
+		}
+		switch {
+		case dx != nil && l.wino:
+			s.prepareWino(l, &l.wb, parts, true, w)
+			s.job.wu, s.job.wv, s.job.wo, s.job.wpad = s.wu, s.wv, s.wo, s.wpad
+		case dx != nil && l.order == convargs.NCHW:
 			s.wt = grow(s.wt, len(w))
 			transposeFilter(l, w, s.wt)
 			s.job.wt = s.wt

@@ -31,6 +31,10 @@ type layer struct {
 	// batch is how many images a batch job runs through one product
 	// (runGroup); see setBatch.
 	batch int
+	// wino: the forward convolution and the input gradient take the
+	// Winograd path (winogradFits), with the plans wf and wb.
+	wino   bool
+	wf, wb winoPlan
 }
 
 // fwdPad is how many columns past outSize the forward job's NCHW column
@@ -56,13 +60,17 @@ const batchCols = 256
 // image at a time.
 func (l *layer) setBatch(kind jobKind, n, parts int) {
 	l.batch = 1
+	if (kind == convForward || kind == convBackward) && l.wino {
+		l.batch = min((winoCols+l.wf.tiles-1)/l.wf.tiles, (n+parts-1)/parts)
+		return
+	}
 	if kind == convBackward && l.order == convargs.NCHW && !l.win.OneByOne && l.win.OutSize < batchCols {
 		l.batch = min((batchCols+l.win.OutSize-1)/l.win.OutSize, (n+parts-1)/parts)
 	}
 }
 
 func newLayer(w convargs.Window, o convargs.Order, c, m, groups int) layer {
-	return layer{
+	l := layer{
 		win: w, order: o, c: c, m: m, groups: groups,
 		kdim:    c / groups * w.KSize,
 		imgLen:  c * w.InSize,
@@ -70,6 +78,10 @@ func newLayer(w convargs.Window, o convargs.Order, c, m, groups int) layer {
 		colLen:  c * w.KSize * w.OutSize,
 		dwT:     o == convargs.NCHW && transposedFits(m/groups, c/groups*w.KSize),
 	}
+	if l.wino = winogradFits(&l); l.wino {
+		l.wf, l.wb = winoForward(&l), winoBackward(&l)
+	}
+	return l
 }
 
 // transposedFits reports whether the filter-gradient product of a group of
@@ -267,9 +279,15 @@ type batchJob[T blob.Float] struct {
 	w, b        []T
 	dimg, dside []T
 	wt          []T // see mulWT
-	cols        [][]T
-	sides       [][]T
-	dw          [][]T
+	// wu is the transformed filter of the Winograd path, wv, wo and wpad
+	// each part's scratch for it (see winoRun); dz, dv, dy and dpad are
+	// each part's accumulators and scratch of the filter gradient (winoDW).
+	wu               []T
+	wv, wo, wpad     [][]T
+	dz, dv, dy, dpad [][]T
+	cols             [][]T
+	sides            [][]T
+	dw               [][]T
 	// sums, when not nil, receives the planeSums of each image of the
 	// bias-gradient source (NCHW only): side for convBackward, img for
 	// transBackward.
@@ -290,10 +308,37 @@ func (j *batchJob[T]) RunRange(part, lo, hi int) {
 			return
 		default:
 		}
-		if g := min(l.batch, hi-n); g > 1 {
+		switch g := min(l.batch, hi-n); {
+		case j.kind == convForward && l.wino:
+			j.winoRun(&l.wf, part, g, j.img[n*l.imgLen:(n+g)*l.imgLen], j.b, j.side[n*l.sideLen:(n+g)*l.sideLen])
+		case j.kind == convBackward && l.wino:
+			j.winoBackward(part, n, g)
+		case g > 1:
 			j.runGroup(part, n, g)
-		} else {
+		default:
 			j.runImage(part, n)
+		}
+	}
+	if j.kind == convBackward && l.wino {
+		foldDW(&l.wf, j.dz[part], j.dw[part], l.dwT)
+	}
+}
+
+// winoBackward runs the g images from n0 of a convBackward job on the
+// Winograd path: their input gradient (winoRun on the plan wb), their
+// products for the filter gradient (winoDW, into part's accumulators,
+// which RunRange folds into the part's partial at its end) and their
+// bias-gradient sums.
+func (j *batchJob[T]) winoBackward(part, n0, g int) {
+	l := j.l
+	dy := j.side[n0*l.sideLen : (n0+g)*l.sideLen]
+	if j.dimg != nil {
+		j.winoRun(&l.wb, part, g, dy, nil, j.dimg[n0*l.imgLen:(n0+g)*l.imgLen])
+	}
+	winoDW(&l.wf, l.threads, g, j.img[n0*l.imgLen:(n0+g)*l.imgLen], dy, j.dz[part], j.dv[part], j.dy[part], j.dpad[part])
+	if j.sums != nil {
+		for n := n0; n < n0+g; n++ {
+			planeSums(j.side[n*l.sideLen:(n+1)*l.sideLen], l.win.OutSize, j.sums[n*l.m:(n+1)*l.m])
 		}
 	}
 }
@@ -315,6 +360,10 @@ func (j *batchJob[T]) runImage(part, n int) {
 		accDW(l, side, im2col(l, img, col, size), j.dw[part], size)
 		if j.dimg != nil {
 			dimg := j.dimg[n*l.imgLen : (n+1)*l.imgLen]
+			if l.wino {
+				j.winoRun(&l.wb, part, 1, side, nil, dimg)
+				break
+			}
 			if l.win.OneByOne {
 				mulWT(l, j.w, j.wt, side, dimg, size)
 			} else {
@@ -369,13 +418,21 @@ func (j *batchJob[T]) runGroup(part, n0, g int) {
 		}
 	}
 	accDW(l, side, col, j.dw[part], cols)
-	if j.dimg != nil {
+	if j.dimg != nil && l.wino {
+		j.winoRun(&l.wb, part, g, j.side[n0*l.sideLen:(n0+g)*l.sideLen], nil, j.dimg[n0*l.imgLen:(n0+g)*l.imgLen])
+	} else if j.dimg != nil {
 		mulWT(l, j.w, j.wt, side, col, cols)
 		for i := range g {
 			n := n0 + i
 			col2im(l, col[i*size:], j.dimg[n*l.imgLen:(n+1)*l.imgLen], cols)
 		}
 	}
+}
+
+// winoRun runs images images of the Winograd plan p from in to out (plus
+// b, when not nil) with part's scratch.
+func (j *batchJob[T]) winoRun(p *winoPlan, part, images int, in, b, out []T) {
+	winoRun(p, j.l.threads, images, in, j.wu, b, out, j.wv[part], j.wo[part], j.wpad[part])
 }
 
 // addBiasImage adds b[ch] to channel ch of one image-side image.
@@ -409,22 +466,25 @@ func grow[T any](s []T, n int) []T {
 
 // scratch holds the per-part buffers of one element type.
 type scratch[T blob.Float] struct {
-	wt    []T
-	cols  [][]T
-	sides [][]T
-	dw    [][]T
-	sums  []T
-	job   batchJob[T]
+	wu               []T
+	wv, wo, wpad     [][]T
+	dz, dv, dy, dpad [][]T
+	wt               []T
+	cols             [][]T
+	sides            [][]T
+	dw               [][]T
+	sums             []T
+	job              batchJob[T]
 }
 
 // prepare sizes the column buffers (none for a 1×1 window) of l.batch
 // images (or of one with fwdPad more columns), the gradient buffers of runGroup when l.batch > 1 and, with
 // filterLen > 0, the filter-gradient partials of parts from…parts−1,
 // zeroed.
-func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int) {
+func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int, needCols bool) {
 	s.cols = grow(s.cols, parts)
 	for i := range s.cols {
-		if !l.win.OneByOne {
+		if needCols && !l.win.OneByOne {
 			s.cols[i] = grow(s.cols[i], l.batch*l.colLen+l.kdim*l.groups*fwdPad)
 		}
 	}
@@ -440,6 +500,30 @@ func (s *scratch[T]) prepare(l *layer, parts, from, filterLen int) {
 			s.dw[i] = grow(s.dw[i], filterLen)
 			clear(s.dw[i])
 		}
+	}
+}
+
+// prepareWino sizes the Winograd scratch of parts parts running plan p
+// on l.batch images at a time, and sets s.wu to w's transformed filter
+// (backward: the input gradient's).
+func (s *scratch[T]) prepareWino(l *layer, p *winoPlan, parts int, backward bool, w []T) {
+	s.wu = grow(s.wu, filterLen[T](p))
+	transformFilter(p, backward, w, s.wu)
+	v, o, pad := scratchLens[T](p, l.batch)
+	s.wv, s.wo, s.wpad = grow(s.wv, parts), grow(s.wo, parts), grow(s.wpad, parts)
+	for i := range parts {
+		s.wv[i], s.wo[i], s.wpad[i] = grow(s.wv[i], v), grow(s.wo[i], o), grow(s.wpad[i], pad)
+	}
+}
+
+// prepareWinoDW sizes the filter-gradient scratch of the Winograd path for
+// parts parts running l.batch images at a time, its accumulators zeroed.
+func (s *scratch[T]) prepareWinoDW(l *layer, parts int) {
+	v, y, z, pad := dwScratchLens[T](&l.wf, l.batch)
+	s.dz, s.dv, s.dy, s.dpad = grow(s.dz, parts), grow(s.dv, parts), grow(s.dy, parts), grow(s.dpad, parts)
+	for i := range parts {
+		s.dz[i], s.dv[i], s.dy[i], s.dpad[i] = grow(s.dz[i], z), grow(s.dv[i], v), grow(s.dy[i], y), grow(s.dpad[i], pad)
+		clear(s.dz[i])
 	}
 }
 

@@ -25,6 +25,9 @@
 // largely padding.
 // PathCounts tells which path the products took (Path names them), once
 // CountPaths has turned the counting on.
+// MulPackedB takes a B its caller has already built in the packed layout
+// (PackedBLayout), as the Winograd convolutions of operators/convpool
+// build their transformed input tiles.
 //
 // # Kernels
 //

@@ -44,8 +44,10 @@ func main() {
 		gemmKernels()
 	case "vec":
 		vecKernels()
+	case "convpool":
+		winoKernels()
 	default:
-		fmt.Fprintf(os.Stderr, "asmgen: -pkg is gemm or vec, not %q\n", pkg)
+		fmt.Fprintf(os.Stderr, "asmgen: -pkg is gemm, vec or convpool, not %q\n", pkg)
 		os.Exit(2)
 	}
 	Generate()
