@@ -83,6 +83,15 @@ func TestHostileRegressions(t *testing.T) {
 		{"TopK of 2^31 empty rows", op("TopK", 1, []string{"v", "i"}, netdef.ArgInt("k", 100000), netdef.ArgInt("axis", 2)), in(f32(1<<31, 5, 2, 0)), nil},
 		{"TopKGradient of 2^41 empty rows", op("TopKGradient", 3, []string{"dx"}, netdef.ArgInt("axis", 2)), in(f32(2, 1<<40, 0, 4, 3), i64(2, 1<<40, 0, 4, 3), f32(2, 1<<40, 0, 4, 3)), nil},
 		{"TopKGradient, empty dValues into a dX of 6", op("TopKGradient", 3, []string{"dx"}, netdef.ArgInt("axis", 1)), in(f32(2, 0), i64(2, 0), f32(2, 3)), nil},
+		// The im2col buffer is sized by the kernel and the output, not by a
+		// tensor the budget admitted: a 512² image (1 MiB) and a 256² kernel
+		// (256 KiB) asked for 66 GB and the process died.
+		{"Conv im2col buffer", op("Conv", 2, []string{"y"}, netdef.ArgInt("kernel", 256)), in(f32(1, 1, 512, 512), f32(1, 1, 256, 256)),
+			[]string{"operator 0 Conv", "im2col buffer", "over the memory budget"}},
+		{"ConvGradient im2col buffer", op("ConvGradient", 3, []string{"dw", "db", "dx"}, netdef.ArgInt("kernel", 256)), in(f32(1, 1, 512, 512), f32(1, 1, 256, 256), f32(1, 1, 257, 257)),
+			[]string{"operator 0 ConvGradient", "im2col buffer", "over the memory budget"}},
+		{"ConvTranspose im2col buffer", op("ConvTranspose", 2, []string{"y"}, netdef.ArgInt("kernel", 256)), in(f32(1, 1, 512, 512), f32(1, 1, 256, 256)),
+			[]string{"operator 0 ConvTranspose", "im2col buffer", "over the memory budget"}},
 
 		// Shape functions that read an input the schema makes optional.
 		{"Conv2DGradient without dY", op("Conv2DGradient", 2, []string{"dw", "db"}, netdef.ArgInt("kernel", 3)), in(nil, f32(3, 3, 3)),

@@ -2,6 +2,7 @@ package convpool
 
 import (
 	"fmt"
+
 	"github.com/caffe2go/caffe2go/operators/internal/convargs"
 
 	"github.com/caffe2go/caffe2go/blob"
@@ -122,8 +123,26 @@ func (o *convBase) setup(x, w *blob.Tensor) (int, error) {
 		}
 		return 0, o.Errorf("filter (%q) has shape %v, want %v for X (%q) of shape %v with %d channels, group %d, kernel %v and order %v", o.InputName(1), w.Dims(), o.shape, o.InputName(0), x.Dims(), c, g, a.Kernel, a.Order)
 	}
+	if err := o.checkColumns(x, a.Kernel, c, win); err != nil {
+		return 0, err
+	}
 	o.l = newLayer(win, a.Order, c, m, g)
 	return n, nil
+}
+
+// checkColumns refuses a layer whose im2col buffer for one image (c
+// channels × kernel positions × outputs of win) the memory budget does not
+// allow. That buffer is sized by the arguments and dims, not by a tensor
+// the budget admitted: a 2048² image and a 1024² kernel would ask for 4 TB.
+func (o *convBase) checkColumns(x *blob.Tensor, kernel []int, c int, win convargs.Window) error {
+	if win.OneByOne {
+		return nil
+	}
+	cols := float64(c) * float64(win.KSize) * float64(win.OutSize)
+	if err := blob.CheckElements(x.DataType(), int(min(cols, 1<<62))); err != nil {
+		return o.Errorf("X (%q) of shape %v with kernel %v: the im2col buffer of %d channels × %d kernel positions × %d outputs: %w", o.InputName(0), x.Dims(), kernel, c, win.KSize, win.OutSize, err)
+	}
+	return nil
 }
 
 // outSpatial returns the layer's output spatial sizes (in o.sp).

@@ -132,6 +132,9 @@ func (o *convTransposeBase) setup(x, w *blob.Tensor) (int, error) {
 	}
 	ones := [2]int{1, 1}
 	win := convargs.NewWindow(out[:], sp, a.kernel, a.stride, ones[:], a.pads[:2], a.pads[2:])
+	if err := o.checkColumns(x, a.kernel, cg*g, win); err != nil {
+		return 0, err
+	}
 	o.l = newLayer(win, a.order, cg*g, m, g)
 	return n, nil
 }
