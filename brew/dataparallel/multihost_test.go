@@ -20,6 +20,7 @@ import (
 	"github.com/caffe2go/caffe2go/brew/dataparallel"
 	"github.com/caffe2go/caffe2go/netdef"
 	"github.com/caffe2go/caffe2go/operators/gloo"
+	"github.com/caffe2go/caffe2go/workspace"
 )
 
 // shardEnv makes the test binary one shard of TestMultiHostEquiv
@@ -104,10 +105,19 @@ func trainMultiHost(t testing.TB, devices []int, rdv *dataparallel.Rendezvous, i
 	if err != nil {
 		t.Fatal(err)
 	}
+	return trainSteps(t, ws, p, devices, mhSteps, mhBatch, mhBatchAt)
+}
+
+// trainSteps runs steps training steps of p, this shard's rows of
+// batch(step) (of size examples over every shard) fed to its devices, the
+// init net run after the first feed, and returns the master's parameters
+// by name after checking that every device holds the same.
+func trainSteps(t testing.TB, ws *workspace.Workspace, p *dataparallel.Parallel, devices []int, steps, size int, batch func(step int) brew.Dataset) map[string][]float32 {
+	t.Helper()
 	shard, shards := p.ShardID(), p.NumShards()
-	per := mhBatch / shards
-	for step := range mhSteps {
-		if err := p.Scatter(rows(mhBatchAt(step), shard*per, (shard+1)*per)); err != nil {
+	per := size / shards
+	for step := range steps {
+		if err := p.Scatter(rows(batch(step), shard*per, (shard+1)*per)); err != nil {
 			t.Fatal(err)
 		}
 		if step == 0 {
