@@ -19,7 +19,10 @@
 // scale and zero point from the Y_scale and Y_zero_point arguments (1 and
 // 0 by default). Operators that only move codes (Relu, the pools, Concat,
 // Reshape, Flatten) require Y_scale and Y_zero_point to equal the input's,
-// as Caffe2 does.
+// as Caffe2 does. Save and Load write and read int8 blobs as Caffe2's
+// Int8TensorCPUSerializer does (type "Int8TensorCPU", a QTensorProto);
+// FetchBlob refuses them, as they are not plain tensors: dequantize first,
+// or use FetchValue.
 //
 // The arithmetic is Caffe2's, to the bit:
 //

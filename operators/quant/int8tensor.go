@@ -26,9 +26,10 @@ func NewInt8Tensor(codes []uint8, scale float32, zeroPoint int32, shape ...int) 
 	return &Int8Tensor{T: t, Scale: scale, ZeroPoint: zeroPoint}, nil
 }
 
-// BlobTypeName returns Caffe2's type name, so that a blob holding an
-// Int8Tensor reports it.
-func (*Int8Tensor) BlobTypeName() string { return "int8::Int8TensorCPU" }
+// BlobTypeName returns the type Caffe2 gives an Int8TensorCPU in a
+// BlobProto, so that a blob holding an Int8Tensor reports it and Save and
+// Load find its serializer.
+func (*Int8Tensor) BlobTypeName() string { return int8TypeName }
 
 // String describes the tensor and its quantization.
 func (q *Int8Tensor) String() string {
