@@ -193,6 +193,43 @@ func (b *Base) InputOf(i int, dtype blob.DataType) (*blob.Tensor, error) {
 	return t, nil
 }
 
+// LengthsInput reads input i, a vector of INT32 or INT64 lengths (the
+// LENGTHS input of Caffe2's segment, sparse and sequence operators), into
+// buf, and returns the lengths and their sum. A length below 0, or a sum
+// past 2^53, is an error naming the input.
+func (b *Base) LengthsInput(i int, buf []int) ([]int, int, error) {
+	t, err := b.Input(i)
+	if err != nil {
+		return buf, 0, err
+	}
+	if t.NumDims() != 1 {
+		return buf, 0, fmt.Errorf("input %d (%q) holds lengths and must be a vector, has shape %v", i, b.def.Input[i], t.Dims())
+	}
+	buf = buf[:0]
+	switch t.DataType() {
+	case blob.Int32:
+		for _, v := range blob.Data[int32](t) {
+			buf = append(buf, int(v))
+		}
+	case blob.Int64:
+		for _, v := range blob.Data[int64](t) {
+			buf = append(buf, int(v))
+		}
+	default:
+		return buf, 0, fmt.Errorf("input %d (%q) holds lengths and must be INT32 or INT64, is %v", i, b.def.Input[i], t.DataType())
+	}
+	sum := 0
+	for k, v := range buf {
+		if v < 0 {
+			return buf, 0, fmt.Errorf("input %d (%q): length %d is negative (%d); lengths must be >= 0", i, b.def.Input[i], k, v)
+		}
+		if sum += v; sum > 1<<53 {
+			return buf, 0, fmt.Errorf("input %d (%q): the lengths add up past 2^53", i, b.def.Input[i])
+		}
+	}
+	return buf, sum, nil
+}
+
 // Output returns output i's tensor, replacing any non-tensor content of the
 // blob with a tensor, and placed on the operator's device (see
 // blob.Tensor.SetDevice: a tensor that lived elsewhere loses its storage,

@@ -2,7 +2,6 @@ package sequence
 
 import (
 	"github.com/caffe2go/caffe2go/blob"
-	"github.com/caffe2go/caffe2go/operators"
 )
 
 // copyElems copies n elements of src from sOff to dst at dOff; both have
@@ -113,44 +112,6 @@ func isNumeric(dt blob.DataType) bool {
 		return true
 	}
 	return false
-}
-
-// lengthsInput reads input i, a vector of INT32 or INT64 non-negative
-// lengths, into buf; it returns the lengths and their sum. (Caffe2's
-// kernels read INT32 lengths, except PackSegments, UnpackSegments,
-// ReversePackedSegs and BooleanMaskLengths, which take both; older
-// versions fed INT64 to the padding operators too.)
-func lengthsInput(b *operators.Base, i int, buf []int) ([]int, int, error) {
-	t, err := b.Input(i)
-	if err != nil {
-		return nil, 0, err
-	}
-	if t.NumDims() != 1 {
-		return nil, 0, b.Errorf("input %d (%q) holds lengths and must be a vector, has shape %v", i, b.InputName(i), t.Dims())
-	}
-	buf = buf[:0]
-	switch t.DataType() {
-	case blob.Int32:
-		for _, v := range blob.Data[int32](t) {
-			buf = append(buf, int(v))
-		}
-	case blob.Int64:
-		for _, v := range blob.Data[int64](t) {
-			buf = append(buf, int(v))
-		}
-	default:
-		return nil, 0, b.Errorf("input %d (%q) holds lengths and must be INT32 or INT64, is %v", i, b.InputName(i), t.DataType())
-	}
-	sum := 0
-	for k, v := range buf {
-		if v < 0 {
-			return nil, 0, b.Errorf("input %d (%q): length %d is negative (%d)", i, b.InputName(i), k, v)
-		}
-		if sum += v; sum > 1<<53 {
-			return nil, 0, b.Errorf("input %d (%q): the lengths add up past 2^53", i, b.InputName(i))
-		}
-	}
-	return buf, sum, nil
 }
 
 // withFirst returns dims with dims[0] replaced by n (a new slice).

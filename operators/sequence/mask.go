@@ -241,7 +241,7 @@ type booleanMaskLengthsOp struct {
 }
 
 func (o *booleanMaskLengthsOp) Run() error {
-	lengths, sum, err := lengthsInput(o.Base, 0, o.lengths)
+	lengths, sum, err := o.LengthsInput(0, o.lengths)
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ type packSegmentsOp struct {
 }
 
 func (o *packSegmentsOp) Run() error {
-	lengths, sum, err := lengthsInput(o.Base, 0, o.lengths)
+	lengths, sum, err := o.LengthsInput(0, o.lengths)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ type unpackSegmentsOp struct {
 }
 
 func (o *unpackSegmentsOp) Run() error {
-	lengths, _, err := lengthsInput(o.Base, 0, o.lengths)
+	lengths, _, err := o.LengthsInput(0, o.lengths)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (o *packRNNOp) Run() error {
 	if err != nil {
 		return err
 	}
-	lengths, sum, err := lengthsInput(o.Base, 1, o.lengths)
+	lengths, sum, err := o.LengthsInput(1, o.lengths)
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (o *reversePackedOp) Run() error {
 	if x.NumDims() != 3 {
 		return o.Errorf("input 0 (%q) must be 3-D (max length, batch, block), has shape %v", o.InputName(0), x.Dims())
 	}
-	lengths, _, err := lengthsInput(o.Base, 1, o.lengths)
+	lengths, _, err := o.LengthsInput(1, o.lengths)
 	if err != nil {
 		return err
 	}

@@ -188,7 +188,7 @@ func (o *paddingOp) Run() error {
 	lengths := append(o.lengths[:0], outer)
 	if o.NumInputs() > 1 {
 		var sum int
-		if lengths, sum, err = lengthsInput(o.Base, 1, o.lengths); err != nil {
+		if lengths, sum, err = o.LengthsInput(1, o.lengths); err != nil {
 			return err
 		}
 		if sum != outer {
@@ -348,7 +348,7 @@ type padEmptyOp struct {
 }
 
 func (o *padEmptyOp) Run() error {
-	lengths, sum, err := lengthsInput(o.Base, 0, o.lengths)
+	lengths, sum, err := o.LengthsInput(0, o.lengths)
 	if err != nil {
 		return err
 	}

@@ -28,26 +28,6 @@ func readInts(b *operators.Base, i int, what string, dst []int) ([]int, *blob.Te
 	return dst, t, nil
 }
 
-// readLengths reads the 1-D LENGTHS input i and checks that no length is
-// negative; it returns the lengths and their sum.
-func readLengths(b *operators.Base, i int, dst []int) ([]int, int, error) {
-	dst, t, err := readInts(b, i, "LENGTHS", dst)
-	if err != nil {
-		return dst, 0, err
-	}
-	if t.NumDims() != 1 {
-		return dst, 0, b.Errorf("LENGTHS input %d (%q) must be a vector, has shape %v", i, b.InputName(i), t.Dims())
-	}
-	total := 0
-	for k, l := range dst {
-		if l < 0 {
-			return dst, 0, b.Errorf("LENGTHS input %d (%q) element %d is %d, must be >= 0", i, b.InputName(i), k, l)
-		}
-		total += l
-	}
-	return dst, total, nil
-}
-
 // readIndices reads the 1-D INDICES input i and checks every index against
 // rows, the number of rows of the table it indexes (named table).
 func readIndices(b *operators.Base, i int, rows int, table string, dst []int) ([]int, error) {

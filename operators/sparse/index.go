@@ -428,7 +428,7 @@ func batchBucketize(o *indexOp) error {
 	if err != nil {
 		return err
 	}
-	lens, total, err := readLengths(o.Base, 3, nil)
+	lens, total, err := o.LengthsInput(3, nil)
 	if err != nil {
 		return err
 	}

@@ -168,7 +168,7 @@ func (o *lengthsOp) Run() error {
 		return o.Errorf("DATA input %d (%q) must have at least 1 dim, has shape %v", o.l.data, o.InputName(o.l.data), data.Dims())
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, o.l.lengths, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(o.l.lengths, o.lens); err != nil {
 		return err
 	}
 	var rows []int
@@ -282,7 +282,7 @@ func (o *lengthsGradOp) Run() error {
 		return err
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, o.l.lengths, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(o.l.lengths, o.lens); err != nil {
 		return err
 	}
 	if gy.NumDims() < 1 || gy.Dim(0) != len(o.lens) {

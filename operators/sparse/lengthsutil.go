@@ -119,7 +119,7 @@ func (o *lengthsUtilOp) int32Out(i int, dims ...int) ([]int32, error) {
 
 func lengthsToRanges(o *lengthsUtilOp) error {
 	var err error
-	if o.lens, _, err = readLengths(o.Base, 0, o.lens); err != nil {
+	if o.lens, _, err = o.LengthsInput(0, o.lens); err != nil {
 		return err
 	}
 	out, err := o.int32Out(0, len(o.lens), 2)
@@ -137,7 +137,7 @@ func lengthsToRanges(o *lengthsUtilOp) error {
 func lengthsToSegmentIDs(o *lengthsUtilOp) error {
 	var err error
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 0, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(0, o.lens); err != nil {
 		return err
 	}
 	out, err := o.int32Out(0, total)
@@ -157,7 +157,7 @@ func lengthsToSegmentIDs(o *lengthsUtilOp) error {
 func lengthsRangeFill(o *lengthsUtilOp) error {
 	var err error
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 0, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(0, o.lens); err != nil {
 		return err
 	}
 	out, err := o.int32Out(0, total)
@@ -196,7 +196,7 @@ func lengthsTile(o *lengthsUtilOp) error {
 		return err
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 1, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
 		return err
 	}
 	if len(o.lens) != data.Dim(0) {
@@ -287,7 +287,7 @@ func lengthsGather(o *lengthsUtilOp) error {
 		return err
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 1, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
 		return err
 	}
 	if total != items.Dim(0) {
@@ -325,7 +325,7 @@ func lengthsPad(o *lengthsUtilOp) error {
 		return err
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 1, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
 		return err
 	}
 	if total != data.Dim(0) {
@@ -377,7 +377,7 @@ func padSegments[T float32 | float64 | int32 | int64](out, data []T, block int, 
 
 func lengthsSplit(o *lengthsUtilOp) error {
 	var err error
-	if o.lens, _, err = readLengths(o.Base, 0, o.lens); err != nil {
+	if o.lens, _, err = o.LengthsInput(0, o.lens); err != nil {
 		return err
 	}
 	n := o.target

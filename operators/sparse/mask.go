@@ -139,7 +139,7 @@ func (o *sparseToDenseMaskOp) rows(li int) (int, error) {
 		return -1, nil
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, li, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(li, o.lens); err != nil {
 		return 0, err
 	}
 	if total != len(o.idx) {
@@ -284,7 +284,7 @@ type batchDenseOp struct {
 func (o *batchDenseOp) Run() error {
 	var err error
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 0, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(0, o.lens); err != nil {
 		return err
 	}
 	var it *blob.Tensor

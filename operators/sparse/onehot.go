@@ -49,7 +49,7 @@ func (o *oneHotOp) Run() error { return o.run(o) }
 func segmentOneHot(o *oneHotOp) error {
 	var err error
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 0, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(0, o.lens); err != nil {
 		return err
 	}
 	size, _, err := readInts(o.Base, 2, "INDEX_SIZE", nil)
@@ -91,7 +91,7 @@ func (o *oneHotOp) columns() (x *blob.Tensor, n, d int, err error) {
 	if x.NumDims() < 1 {
 		return nil, 0, 0, o.Errorf("X input 0 (%q) must have at least 1 dim, has shape %v", o.InputName(0), x.Dims())
 	}
-	if o.lens, _, err = readLengths(o.Base, 1, o.lens); err != nil {
+	if o.lens, _, err = o.LengthsInput(1, o.lens); err != nil {
 		return nil, 0, 0, err
 	}
 	n = x.Dim(0)

@@ -426,7 +426,7 @@ func (o *quantLookupOp) Run() error {
 		return o.Errorf("DATA input %d (%q) of shape %v has rows too short to hold a scale and a bias", o.l.data, o.InputName(o.l.data), data.Dims())
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, o.l.lengths, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(o.l.lengths, o.lens); err != nil {
 		return err
 	}
 	if o.idx, err = readIndices(o.Base, o.l.indices, data.Dim(0), o.InputName(o.l.data), o.idx); err != nil {

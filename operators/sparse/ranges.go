@@ -380,7 +380,7 @@ func (o *lengthsTopKOp) Run() error {
 		return err
 	}
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 1, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
 		return err
 	}
 	if x.Size() != total {
@@ -427,7 +427,7 @@ func (o *lengthsTopKOp) Run() error {
 func (o *lengthsTopKOp) runGrad() error {
 	var err error
 	var total int
-	if o.lens, total, err = readLengths(o.Base, 0, o.lens); err != nil {
+	if o.lens, total, err = o.LengthsInput(0, o.lens); err != nil {
 		return err
 	}
 	var it *blob.Tensor
