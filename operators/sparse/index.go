@@ -103,6 +103,10 @@ type indexOp struct {
 	run  func(*indexOp) error
 	idx  []int
 	dims []int
+	// Scratch kept from run to run: BatchGather's source rows; Unique's
+	// order of the indices, distinct values and remapping.
+	rows, order, vals []int
+	remap             []int32
 }
 
 func (o *indexOp) Run() error { return o.run(o) }
@@ -139,13 +143,13 @@ func batchGather(o *indexOp) error {
 	// Row (i, idx[k]) of DATA, viewed as [N·axis, block], goes to row
 	// i·len(idx) + k of the output.
 	block := data.SizeFromDim(2)
-	rows := make([]int, 0, data.Dim(0)*len(o.idx))
+	o.rows = o.rows[:0]
 	for i := range data.Dim(0) {
 		for _, v := range o.idx {
-			rows = append(rows, i*axis+v)
+			o.rows = append(o.rows, i*axis+v)
 		}
 	}
-	copyRows(y, data, block, rows)
+	copyRows(y, data, block, o.rows)
 	return nil
 }
 
@@ -186,30 +190,29 @@ func unique(o *indexOp) error {
 	if t.NumDims() != 1 {
 		return o.Errorf("input 0 (%q) must be a vector, has shape %v", o.InputName(0), t.Dims())
 	}
-	order := make([]int, len(o.idx))
-	for i := range order {
-		order[i] = i
+	o.order = o.order[:0]
+	for i := range o.idx {
+		o.order = append(o.order, i)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return o.idx[order[a]] < o.idx[order[b]] })
-	var vals []int
-	remap := make([]int32, len(o.idx))
-	for k, i := range order {
-		if k == 0 || o.idx[i] != vals[len(vals)-1] {
-			vals = append(vals, o.idx[i])
+	slices.SortStableFunc(o.order, func(a, b int) int { return cmp.Compare(o.idx[a], o.idx[b]) })
+	o.vals, o.remap = o.vals[:0], slices.Grow(o.remap[:0], len(o.idx))[:len(o.idx)]
+	for k, i := range o.order {
+		if k == 0 || o.idx[i] != o.vals[len(o.vals)-1] {
+			o.vals = append(o.vals, o.idx[i])
 		}
-		remap[i] = int32(len(vals) - 1)
+		o.remap[i] = int32(len(o.vals) - 1)
 	}
 	y := o.Output(0)
-	if err := y.Init(t.DataType(), len(vals)); err != nil {
+	if err := y.Init(t.DataType(), len(o.vals)); err != nil {
 		return err
 	}
-	setInts(y, vals)
+	setInts(y, o.vals)
 	if o.NumOutputs() == 2 {
 		r := o.Output(1)
-		if err := r.Init(blob.Int32, len(remap)); err != nil {
+		if err := r.Init(blob.Int32, len(o.remap)); err != nil {
 			return err
 		}
-		copy(blob.Data[int32](r), remap)
+		copy(blob.Data[int32](r), o.remap)
 	}
 	return nil
 }
