@@ -82,6 +82,10 @@ type convBase struct {
 	l     layer
 	s32   scratch[float32]
 	s64   scratch[float64]
+	// colBytes is the largest column buffer checkColumns has admitted: the
+	// scratch it sizes is kept, so a run needing no more is not checked
+	// against the heap again.
+	colBytes float64
 }
 
 // setup checks X and the filter and computes the layer; it returns the
@@ -139,9 +143,14 @@ func (o *convBase) checkColumns(x *blob.Tensor, kernel []int, c int, win convarg
 		return nil
 	}
 	cols := float64(c) * float64(win.KSize) * float64(win.OutSize)
+	bytes := cols * float64(x.DataType().ItemSize())
+	if bytes <= o.colBytes {
+		return nil
+	}
 	if err := blob.CheckElements(x.DataType(), int(min(cols, 1<<62))); err != nil {
 		return o.Errorf("X (%q) of shape %v with kernel %v: the im2col buffer of %d channels × %d kernel positions × %d outputs: %w", o.InputName(0), x.Dims(), kernel, c, win.KSize, win.OutSize, err)
 	}
+	o.colBytes = bytes
 	return nil
 }
 
