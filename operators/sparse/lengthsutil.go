@@ -25,8 +25,7 @@ func init() {
 	}
 	for _, s := range simple {
 		s := s
-		operators.MustRegisterCPU(operators.Schema{Type: s.typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Doc: s.doc},
-			func(b *operators.Base) (operators.Operator, error) { return &lengthsUtilOp{Base: b, run: s.f}, nil })
+		operators.MustRegisterCPU(operators.Schema{Type: s.typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Doc: s.doc}, lengthsUtil(s.f))
 		operators.MustRegisterShapeFunc(s.typ, s.sh)
 		operators.MustRegisterNoGradient(s.typ)
 	}
@@ -34,9 +33,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type: "LengthsTile", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(DATA, LENGTHS) -> OUTPUT: row i of DATA repeated LENGTHS[i] times, in order.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &lengthsUtilOp{Base: b, run: lengthsTile}, nil
-	})
+	}, lengthsUtil(lengthsTile))
 	operators.MustRegisterShapeFunc("LengthsTile", shapeRows(0, -1, blob.Undefined))
 	operators.MustRegisterGradient("LengthsTile", func(g *operators.GradientContext) error {
 		g.Op("LengthsSum", []string{g.GO(0), g.I(1)}, []string{g.GI(0)})
@@ -46,9 +43,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type: "LengthsGather", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(ITEMS, LENGTHS, INDICES) -> OUTPUT: the segments of ITEMS that INDICES pick, concatenated.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &lengthsUtilOp{Base: b, run: lengthsGather}, nil
-	})
+	}, lengthsUtil(lengthsGather))
 	operators.MustRegisterShapeFunc("LengthsGather", shapeRows(0, -1, blob.Undefined))
 	operators.MustRegisterNoGradient("LengthsGather")
 
@@ -107,6 +102,11 @@ type lengthsUtilOp struct {
 }
 
 func (o *lengthsUtilOp) Run() error { return o.run(o) }
+
+// lengthsUtil is the factory of a LENGTHS utility without arguments.
+func lengthsUtil(run func(o *lengthsUtilOp) error) operators.Factory {
+	return func(b *operators.Base) (operators.Operator, error) { return &lengthsUtilOp{Base: b, run: run}, nil }
+}
 
 // int32Out gives output i n INT32 elements and returns them.
 func (o *lengthsUtilOp) int32Out(i int, dims ...int) ([]int32, error) {

@@ -28,58 +28,53 @@ const (
 const rowwise8Equal = 1e-10
 
 func init() {
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "FloatToFused8BitRowwiseQuantized", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "FLOAT [..., C] -> UINT8 [..., C+8]: each row quantized to 8 bits with scale (max−min)/255 and bias min, stored as two float32 after the codes.",
-	}, func(b *operators.Base) (operators.Operator, error) { return &quantizeOp{Base: b, format: fused8}, nil })
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "Fused8BitRowwiseQuantizedToFloat", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "UINT8 [..., C+8] (FloatToFused8BitRowwiseQuantized's layout) -> FLOAT [..., C]: code·scale + bias.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &dequantizeOp{Base: b, format: fused8}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "FloatToFused4BitRowwiseQuantized", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "FLOAT [..., C] (C even) -> UINT8 [..., C/2+4]: each row quantized to 4 bits, two codes a byte, with a float16 scale and bias after them.",
-	}, func(b *operators.Base) (operators.Operator, error) { return &quantizeOp{Base: b, format: fused4}, nil })
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "Fused4BitRowwiseQuantizedToFloat", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "UINT8 [..., B] (FloatToFused4BitRowwiseQuantized's layout) -> FLOAT [..., 2(B−4)]: code·scale + bias.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &dequantizeOp{Base: b, format: fused4}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "FloatToRowwiseQuantized8Bits", MinInputs: 1, MaxInputs: 1, MinOutputs: 2, MaxOutputs: 2,
-		Doc: "FLOAT [N, ...] -> (UINT8 [N, ...], FLOAT scale_bias [N, 2]): each row quantized to 8 bits (rounding half away from zero); a constant row gets scale 1 and codes 0.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &quantizeOp{Base: b, format: rowwise8}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "Rowwise8BitQuantizedToFloat", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "(UINT8 [N, ...], FLOAT scale_bias [N, 2]) -> FLOAT [N, ...]: code·scale + bias.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &dequantizeOp{Base: b, format: rowwise8}, nil
-	})
-	for _, typ := range []string{"FloatToFused8BitRowwiseQuantized", "Fused8BitRowwiseQuantizedToFloat",
-		"FloatToFused4BitRowwiseQuantized", "Fused4BitRowwiseQuantizedToFloat", "FloatToRowwiseQuantized8Bits", "Rowwise8BitQuantizedToFloat"} {
-		operators.MustRegisterNoGradient(typ)
+	for _, c := range []struct {
+		typ      string
+		format   qFormat
+		quantize bool
+		shape    operators.ShapeFunc
+		doc      string
+	}{
+		{"FloatToFused8BitRowwiseQuantized", fused8, true, lastDimShape(blob.Uint8, func(c int) int { return c + 8 }),
+			"FLOAT [..., C] -> UINT8 [..., C+8]: each row quantized to 8 bits with scale (max−min)/255 and bias min, stored as two float32 after the codes."},
+		{"Fused8BitRowwiseQuantizedToFloat", fused8, false, lastDimShape(blob.Float32, func(c int) int { return c - 8 }),
+			"UINT8 [..., C+8] (FloatToFused8BitRowwiseQuantized's layout) -> FLOAT [..., C]: code·scale + bias."},
+		{"FloatToFused4BitRowwiseQuantized", fused4, true, lastDimShape(blob.Uint8, func(c int) int { return (c+1)/2 + 4 }),
+			"FLOAT [..., C] (C even) -> UINT8 [..., C/2+4]: each row quantized to 4 bits, two codes a byte, with a float16 scale and bias after them."},
+		{"Fused4BitRowwiseQuantizedToFloat", fused4, false, lastDimShape(blob.Float32, func(c int) int { return (c - 4) * 2 }),
+			"UINT8 [..., B] (FloatToFused4BitRowwiseQuantized's layout) -> FLOAT [..., 2(B−4)]: code·scale + bias."},
+		{"FloatToRowwiseQuantized8Bits", rowwise8, true, func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+			if in[0].Unknown || in[0].Rank() < 1 {
+				return nil, nil
+			}
+			return []operators.TensorShape{in[0].WithType(blob.Uint8), operators.Shape(blob.Float32, in[0].Dim(0), 2)}, nil
+		}, "FLOAT [N, ...] -> (UINT8 [N, ...], FLOAT scale_bias [N, 2]): each row quantized to 8 bits (rounding half away from zero); a constant row gets scale 1 and codes 0."},
+		{"Rowwise8BitQuantizedToFloat", rowwise8, false, func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+			if in[0].Unknown {
+				return nil, nil
+			}
+			return []operators.TensorShape{in[0].WithType(blob.Float32)}, nil
+		}, "(UINT8 [N, ...], FLOAT scale_bias [N, 2]) -> FLOAT [N, ...]: code·scale + bias."},
+	} {
+		// FloatToRowwiseQuantized8Bits writes the scales and biases as a
+		// second output, which Rowwise8BitQuantizedToFloat takes as a
+		// second input.
+		ins, outs := 1, 1
+		if c.format == rowwise8 && c.quantize {
+			outs = 2
+		} else if c.format == rowwise8 {
+			ins = 2
+		}
+		operators.MustRegisterCPU(operators.Schema{Type: c.typ, MinInputs: ins, MaxInputs: ins, MinOutputs: outs, MaxOutputs: outs, Doc: c.doc},
+			func(b *operators.Base) (operators.Operator, error) {
+				if c.quantize {
+					return &quantizeOp{Base: b, format: c.format}, nil
+				}
+				return &dequantizeOp{Base: b, format: c.format}, nil
+			})
+		operators.MustRegisterNoGradient(c.typ)
+		operators.MustRegisterShapeFunc(c.typ, c.shape)
 	}
-	operators.MustRegisterShapeFunc("FloatToFused8BitRowwiseQuantized", lastDimShape(blob.Uint8, func(c int) int { return c + 8 }))
-	operators.MustRegisterShapeFunc("Fused8BitRowwiseQuantizedToFloat", lastDimShape(blob.Float32, func(c int) int { return c - 8 }))
-	operators.MustRegisterShapeFunc("FloatToFused4BitRowwiseQuantized", lastDimShape(blob.Uint8, func(c int) int { return (c+1)/2 + 4 }))
-	operators.MustRegisterShapeFunc("Fused4BitRowwiseQuantizedToFloat", lastDimShape(blob.Float32, func(c int) int { return (c - 4) * 2 }))
-	operators.MustRegisterShapeFunc("FloatToRowwiseQuantized8Bits", func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
-		if in[0].Unknown || in[0].Rank() < 1 {
-			return nil, nil
-		}
-		return []operators.TensorShape{in[0].WithType(blob.Uint8), operators.Shape(blob.Float32, in[0].Dim(0), 2)}, nil
-	})
-	operators.MustRegisterShapeFunc("Rowwise8BitQuantizedToFloat", func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
-		if in[0].Unknown {
-			return nil, nil
-		}
-		return []operators.TensorShape{in[0].WithType(blob.Float32)}, nil
-	})
 
 	lookups := []struct {
 		suffix string
