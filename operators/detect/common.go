@@ -114,3 +114,39 @@ func likeInput0(b *operators.Base, in []operators.TensorShape) ([]operators.Tens
 	}
 	return []operators.TensorShape{in[0].WithType(blob.Float32)}, nil
 }
+
+// roiInputs reads the inputs the RoI pooling operators and their gradients
+// begin with: X (input 0, FLOAT of rank 4), the RoIs (input 1, FLOAT) and
+// the layout of X's images.
+func roiInputs(o *operators.Base, nhwc bool) (x, r *blob.Tensor, m image, err error) {
+	if x, err = o.InputOf(0, blob.Float32); err != nil {
+		return nil, nil, image{}, err
+	}
+	if x.NumDims() != 4 {
+		return nil, nil, image{}, o.Errorf("input 0 (%q) has shape %v; want rank 4", o.InputName(0), x.Dims())
+	}
+	if r, err = o.InputOf(1, blob.Float32); err != nil {
+		return nil, nil, image{}, err
+	}
+	return x, r, imageOf(x, nhwc), nil
+}
+
+// roiGradInit initializes a RoI pooling gradient's output dX to zeros of
+// X's shape and returns its elements. With an empty dY that is all (ok
+// false); otherwise it checks the RoIs (see checkRoIs) and returns their
+// number of columns.
+func roiGradInit(o *operators.Base, x, r, dy *blob.Tensor, m image, batch bool) (dx []float32, cols int, ok bool, err error) {
+	t := o.Output(0)
+	if err := t.Init(blob.Float32, x.Dims()...); err != nil {
+		return nil, 0, false, o.Errorf("output %q: %v", o.OutputName(0), err)
+	}
+	dx = blob.Data[float32](t)
+	clear(dx)
+	if dy.Size() == 0 {
+		return dx, 0, false, nil
+	}
+	if cols, err = checkRoIs(o, r, 1, m, batch); err != nil {
+		return nil, 0, false, err
+	}
+	return dx, cols, true, nil
+}

@@ -106,18 +106,10 @@ func checkRoIs(o *operators.Base, r *blob.Tensor, ri int, m image, batch bool) (
 }
 
 func (o *roiAlignOp) Run() error {
-	x, err := o.InputOf(0, blob.Float32)
+	x, r, m, err := roiInputs(o.Base, o.nhwc)
 	if err != nil {
 		return err
 	}
-	if x.NumDims() != 4 {
-		return o.Errorf("input 0 (%q) has shape %v; want rank 4", o.InputName(0), x.Dims())
-	}
-	r, err := o.InputOf(1, blob.Float32)
-	if err != nil {
-		return err
-	}
-	m := imageOf(x, o.nhwc)
 	if o.grad {
 		return o.runGrad(x, r, m)
 	}
@@ -168,17 +160,8 @@ func (o *roiAlignOp) runGrad(x, r *blob.Tensor, m image) error {
 	if err != nil {
 		return err
 	}
-	dx := o.Output(0)
-	if err := dx.Init(blob.Float32, x.Dims()...); err != nil {
-		return o.Errorf("output %q: %v", o.OutputName(0), err)
-	}
-	dxd := blob.Data[float32](dx)
-	clear(dxd)
-	if dy.Size() == 0 {
-		return nil
-	}
-	cols, err := checkRoIs(o.Base, r, 1, m, false)
-	if err != nil {
+	dxd, cols, ok, err := roiGradInit(o.Base, x, r, dy, m, false)
+	if !ok {
 		return err
 	}
 	if o.dims = m.pooledDims(o.dims[:0], r.Dim(0), o.ph, o.pw); !sameDims(dy.Dims(), o.dims) {

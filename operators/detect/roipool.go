@@ -79,18 +79,10 @@ func roundCoord(v float32) (int, bool) {
 }
 
 func (o *roiPoolOp) Run() error {
-	x, err := o.InputOf(0, blob.Float32)
+	x, r, m, err := roiInputs(o.Base, false)
 	if err != nil {
 		return err
 	}
-	if x.NumDims() != 4 {
-		return o.Errorf("input 0 (%q) has shape %v; want rank 4", o.InputName(0), x.Dims())
-	}
-	r, err := o.InputOf(1, blob.Float32)
-	if err != nil {
-		return err
-	}
-	m := imageOf(x, false)
 	if _, err := checkRoIs(o.Base, r, 1, m, true); err != nil {
 		return err
 	}
@@ -161,14 +153,7 @@ func (o *roiPoolOp) Run() error {
 type roiPoolGradOp struct{ *operators.Base }
 
 func (o *roiPoolGradOp) Run() error {
-	x, err := o.InputOf(0, blob.Float32)
-	if err != nil {
-		return err
-	}
-	if x.NumDims() != 4 {
-		return o.Errorf("input 0 (%q) has shape %v; want rank 4", o.InputName(0), x.Dims())
-	}
-	r, err := o.InputOf(1, blob.Float32)
+	x, r, m, err := roiInputs(o.Base, false)
 	if err != nil {
 		return err
 	}
@@ -180,17 +165,8 @@ func (o *roiPoolGradOp) Run() error {
 	if err != nil {
 		return err
 	}
-	dx := o.Output(0)
-	if err := dx.Init(blob.Float32, x.Dims()...); err != nil {
-		return o.Errorf("output %q: %v", o.OutputName(0), err)
-	}
-	dxd := blob.Data[float32](dx)
-	clear(dxd)
-	if dy.Size() == 0 {
-		return nil
-	}
-	m := imageOf(x, false)
-	if _, err := checkRoIs(o.Base, r, 1, m, true); err != nil {
+	dxd, _, ok, err := roiGradInit(o.Base, x, r, dy, m, true)
+	if !ok {
 		return err
 	}
 	if dy.NumDims() != 4 || dy.Dim(0) != r.Dim(0) || dy.Dim(1) != m.c || !sameDims(a.Dims(), dy.Dims()) {

@@ -11,84 +11,84 @@ import (
 // MarginRankingCriterion, PairWiseLoss and BernoulliJSD, with their
 // gradient operators. FLOAT, with int32 labels where they take labels.
 func init() {
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "CosineEmbeddingCriterion", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
-		Args: []operators.ArgSpec{{Name: "margin", Default: float32(0)}},
-		Doc:  "(S, Y) → loss, elementwise: 1 − S where Y = 1, max(0, S − margin) otherwise; S are cosine similarities, Y int32 labels of S's size.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &cosineEmbeddingOp{Base: b, margin: b.ArgFloat("margin", 0)}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "CosineEmbeddingCriterionGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
-		Args: []operators.ArgSpec{{Name: "margin", Default: float32(0)}},
-		Doc:  "(S, Y, dloss) → dS = dloss·(−1 where Y = 1, else [S ≥ margin]).",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &cosineEmbeddingOp{Base: b, margin: b.ArgFloat("margin", 0), grad: true}, nil
-	})
-	operators.MustRegisterGradient("CosineEmbeddingCriterion", func(g *operators.GradientContext) error {
-		g.Op("CosineEmbeddingCriterionGradient", []string{g.I(0), g.I(1), g.GO(0)}, []string{g.GI(0)})
-		return nil
-	})
-	operators.MustRegisterShapeFunc("CosineEmbeddingCriterion", operators.SameShapes([]int{0, 1}, 0))
-	operators.MustRegisterShapeFunc("CosineEmbeddingCriterionGradient", operators.SameShapes([]int{0, 1, 2}, 0))
+	margin := func(def float32) []operators.ArgSpec {
+		return []operators.ArgSpec{{Name: "margin", Default: def}}
+	}
+	registerCriterion(operators.Schema{
+		Type: "CosineEmbeddingCriterion", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1, Args: margin(0),
+		Doc: "(S, Y) → loss, elementwise: 1 − S where Y = 1, max(0, S − margin) otherwise; S are cosine similarities, Y int32 labels of S's size.",
+	}, operators.Schema{
+		Type: "CosineEmbeddingCriterionGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: margin(0),
+		Doc: "(S, Y, dloss) → dS = dloss·(−1 where Y = 1, else [S ≥ margin]).",
+	}, func(b *operators.Base, grad bool) operators.Operator {
+		return &cosineEmbeddingOp{Base: b, margin: b.ArgFloat("margin", 0), grad: grad}
+	}, func(g *operators.GradientContext) []string {
+		return []string{g.I(0), g.I(1), g.GO(0)}
+	}, operators.SameShapes([]int{0, 1}, 0), operators.SameShapes([]int{0, 1, 2}, 0))
 
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "MarginRankingCriterion", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
-		Args: []operators.ArgSpec{{Name: "margin", Default: float32(1)}},
-		Doc:  "(X1, X2, Y) → loss = max(0, −Y·(X1 − X2) + margin) elementwise; Y int32 (±1), all of one size.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &marginRankingOp{Base: b, margin: b.ArgFloat("margin", 1)}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "MarginRankingCriterionGradient", MinInputs: 4, MaxInputs: 4, MinOutputs: 2, MaxOutputs: 2,
-		Args: []operators.ArgSpec{{Name: "margin", Default: float32(1)}},
-		Doc:  "(X1, X2, Y, dloss) → (dX1, dX2): where −Y·(X1 − X2) + margin ≥ 0, dX1 = −Y·dloss and dX2 = Y·dloss, else 0.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &marginRankingOp{Base: b, margin: b.ArgFloat("margin", 1), grad: true}, nil
-	})
-	operators.MustRegisterGradient("MarginRankingCriterion", func(g *operators.GradientContext) error {
-		g.Op("MarginRankingCriterionGradient", []string{g.I(0), g.I(1), g.I(2), g.GO(0)}, []string{g.GI(0), g.GI(1)})
-		return nil
-	})
-	operators.MustRegisterShapeFunc("MarginRankingCriterion", operators.SameShapes([]int{0, 1, 2}, 0))
-	operators.MustRegisterShapeFunc("MarginRankingCriterionGradient", operators.SameShapes([]int{0, 1, 2, 3}, 0, 1))
+	registerCriterion(operators.Schema{
+		Type: "MarginRankingCriterion", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1, Args: margin(1),
+		Doc: "(X1, X2, Y) → loss = max(0, −Y·(X1 − X2) + margin) elementwise; Y int32 (±1), all of one size.",
+	}, operators.Schema{
+		Type: "MarginRankingCriterionGradient", MinInputs: 4, MaxInputs: 4, MinOutputs: 2, MaxOutputs: 2, Args: margin(1),
+		Doc: "(X1, X2, Y, dloss) → (dX1, dX2): where −Y·(X1 − X2) + margin ≥ 0, dX1 = −Y·dloss and dX2 = Y·dloss, else 0.",
+	}, func(b *operators.Base, grad bool) operators.Operator {
+		return &marginRankingOp{Base: b, margin: b.ArgFloat("margin", 1), grad: grad}
+	}, func(g *operators.GradientContext) []string {
+		return []string{g.I(0), g.I(1), g.I(2), g.GO(0)}
+	}, operators.SameShapes([]int{0, 1, 2}, 0), operators.SameShapes([]int{0, 1, 2, 3}, 0, 1))
 
-	operators.MustRegisterCPU(operators.Schema{
+	registerCriterion(operators.Schema{
 		Type: "PairWiseLoss", MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(X, label[, lengths]) → Y: for each session (lengths, int32, summing to N; one session without it), " +
 			"the mean over the pairs of differing labels of log(1 + exp(−(X_hi − X_lo))), X_hi the score of the higher label. " +
 			"X and label are [N] or [N, 1]; Y has one element per session.",
-	}, func(b *operators.Base) (operators.Operator, error) { return &pairWiseLossOp{Base: b}, nil })
-	operators.MustRegisterCPU(operators.Schema{
+	}, operators.Schema{
 		Type: "PairWiseLossGradient", MinInputs: 3, MaxInputs: 4, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(X, label, dY[, lengths]) → dX, the gradient of PairWiseLoss.",
-	}, func(b *operators.Base) (operators.Operator, error) { return &pairWiseLossOp{Base: b, grad: true}, nil })
-	operators.MustRegisterGradient("PairWiseLoss", func(g *operators.GradientContext) error {
+	}, func(b *operators.Base, grad bool) operators.Operator {
+		return &pairWiseLossOp{Base: b, grad: grad}
+	}, func(g *operators.GradientContext) []string {
 		in := []string{g.I(0), g.I(1), g.GO(0)}
 		if g.NumInputs() == 3 {
 			in = append(in, g.I(2))
 		}
-		g.Op("PairWiseLossGradient", in, []string{g.GI(0)})
-		return nil
-	})
-	operators.MustRegisterShapeFunc("PairWiseLoss", pairWiseLossShape)
-	operators.MustRegisterShapeFunc("PairWiseLossGradient", operators.SameShapes([]int{0, 1}, 0))
+		return in
+	}, pairWiseLossShape, operators.SameShapes([]int{0, 1}, 0))
 
-	operators.MustRegisterCPU(operators.Schema{
+	registerCriterion(operators.Schema{
 		Type: "BernoulliJSD", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(X, T) → L [N]: the Jensen-Shannon divergence between Bernoulli(X) and Bernoulli(T), elementwise over " +
 			"the N elements of X and T: H((X + T)/2) − (H(X) + H(T))/2, H the binary entropy (0 within 1e-20 of 0 or 1).",
-	}, func(b *operators.Base) (operators.Operator, error) { return &bernoulliJSDOp{Base: b}, nil })
-	operators.MustRegisterCPU(operators.Schema{
+	}, operators.Schema{
 		Type: "BernoulliJSDGradient", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(dL, X, T) → dX = dL·(logit(X) − logit((X + T)/2))/2, the logits of probabilities clamped to [1e-20, 1 − 1e-20].",
-	}, func(b *operators.Base) (operators.Operator, error) { return &bernoulliJSDOp{Base: b, grad: true}, nil })
-	operators.MustRegisterGradient("BernoulliJSD", func(g *operators.GradientContext) error {
-		g.Op("BernoulliJSDGradient", []string{g.GO(0), g.I(0), g.I(1)}, []string{g.GI(0)})
+	}, func(b *operators.Base, grad bool) operators.Operator {
+		return &bernoulliJSDOp{Base: b, grad: grad}
+	}, func(g *operators.GradientContext) []string {
+		return []string{g.GO(0), g.I(0), g.I(1)}
+	}, bernoulliJSDShape, operators.SameShapes([]int{1, 2}, 1))
+}
+
+// registerCriterion registers a criterion and its gradient operator, both
+// made by newOp (grad true for the gradient); the gradient maker, which
+// runs the gradient operator on gradIn's blobs and gives the gradients of
+// the criterion's first inputs, one per output of the gradient operator;
+// and the shape functions of both.
+func registerCriterion(fwd, grad operators.Schema, newOp func(b *operators.Base, grad bool) operators.Operator,
+	gradIn func(g *operators.GradientContext) []string, fwdShape, gradShape operators.ShapeFunc) {
+	operators.MustRegisterCPU(fwd, func(b *operators.Base) (operators.Operator, error) { return newOp(b, false), nil })
+	operators.MustRegisterCPU(grad, func(b *operators.Base) (operators.Operator, error) { return newOp(b, true), nil })
+	operators.MustRegisterGradient(fwd.Type, func(g *operators.GradientContext) error {
+		out := make([]string, grad.MaxOutputs)
+		for i := range out {
+			out[i] = g.GI(i)
+		}
+		g.Op(grad.Type, gradIn(g), out)
 		return nil
 	})
-	operators.MustRegisterShapeFunc("BernoulliJSD", bernoulliJSDShape)
-	operators.MustRegisterShapeFunc("BernoulliJSDGradient", operators.SameShapes([]int{1, 2}, 1))
+	operators.MustRegisterShapeFunc(fwd.Type, fwdShape)
+	operators.MustRegisterShapeFunc(grad.Type, gradShape)
 }
 
 // float32Sized returns the FLOAT inputs idx, checking that each has n
@@ -322,7 +322,6 @@ func (o *pairWiseLossOp) Run() error {
 		}
 	}
 	xs, ls := blob.Data[float32](x), blob.Data[float32](label)
-	eps := float32(math.Nextafter32(1, 2) - 1)
 	if !o.grad {
 		o.dims[0] = len(lengths)
 		y, err := initOutput(o.Base, 0, blob.Float32, o.dims[:]...)
@@ -333,20 +332,10 @@ func (o *pairWiseLossOp) Run() error {
 		off := 0
 		for s, l := range lengths {
 			var sum float64
-			pairs := 0
-			for i := off; i < off+int(l); i++ {
-				for j := off; j < i; j++ {
-					if abs32(ls[i]-ls[j]) < eps {
-						continue
-					}
-					pairs++
-					sign := -1.0
-					if ls[i] > ls[j] {
-						sign = 1
-					}
-					sum += logLogit(sign * float64(xs[j]-xs[i]))
-				}
-			}
+			xl := xs[off : off+int(l)]
+			pairs := labelPairs(ls[off:off+int(l)], func(i, j int, sign float64) {
+				sum += logLogit(sign * float64(xl[j]-xl[i]))
+			})
 			if pairs > 0 {
 				sum /= float64(pairs)
 			}
@@ -367,22 +356,12 @@ func (o *pairWiseLossOp) Run() error {
 	clear(dxv)
 	off := 0
 	for s, l := range lengths {
-		pairs := 0
-		for i := off; i < off+int(l); i++ {
-			for j := off; j < i; j++ {
-				if abs32(ls[i]-ls[j]) < eps {
-					continue
-				}
-				pairs++
-				sign := -1.0
-				if ls[i] > ls[j] {
-					sign = 1
-				}
-				g := float32(sign * float64(dyv[s]) / (1 + math.Exp(-sign*float64(xs[j]-xs[i]))))
-				dxv[i] -= g
-				dxv[j] += g
-			}
-		}
+		xl, dxl, dys := xs[off:off+int(l)], dxv[off:off+int(l)], float64(dyv[s])
+		pairs := labelPairs(ls[off:off+int(l)], func(i, j int, sign float64) {
+			g := float32(sign * dys / (1 + math.Exp(-sign*float64(xl[j]-xl[i]))))
+			dxl[i] -= g
+			dxl[j] += g
+		})
 		if pairs > 0 {
 			for i := off; i < off+int(l); i++ {
 				dxv[i] /= float32(pairs)
@@ -391,6 +370,29 @@ func (o *pairWiseLossOp) Run() error {
 		off += int(l)
 	}
 	return nil
+}
+
+// labelPairs is PairWiseLoss's loop over the pairs of one session's items,
+// whose labels are ls: it calls f(i, j, sign) for every j < i whose labels
+// differ by FLT_EPSILON or more, sign 1 where item i has the higher label
+// and −1 where it has the lower, and returns the number of those pairs.
+func labelPairs(ls []float32, f func(i, j int, sign float64)) int {
+	eps := float32(math.Nextafter32(1, 2) - 1)
+	pairs := 0
+	for i := range ls {
+		for j := range i {
+			if abs32(ls[i]-ls[j]) < eps {
+				continue
+			}
+			pairs++
+			sign := -1.0
+			if ls[i] > ls[j] {
+				sign = 1
+			}
+			f(i, j, sign)
+		}
+	}
+	return pairs
 }
 
 func abs32(x float32) float32 { return float32(math.Abs(float64(x))) }

@@ -22,14 +22,21 @@ func init() {
 		Args: append(args, operators.ArgSpec{Name: "only_loss", Default: int64(0), Doc: "accepted and ignored on CPU, as in Caffe2"}),
 		Doc:  "SoftmaxWithLossGradient(logits, labels[, weight], softmax, loss_grad) → logits_grad."},
 		newSoftmaxWithLossGradient)
-	operators.MustRegisterGradient("SoftmaxWithLoss", func(g *operators.GradientContext) error {
+	operators.MustRegisterGradient("SoftmaxWithLoss", softmaxLossGradient("SoftmaxWithLossGradient"))
+}
+
+// softmaxLossGradient is the gradient maker of SoftmaxWithLoss and
+// SpatialSoftmaxWithLoss: typ(logits, labels[, weights], softmax,
+// loss_grad) → logits_grad.
+func softmaxLossGradient(typ string) operators.GradientMaker {
+	return func(g *operators.GradientContext) error {
 		in := []string{g.I(0), g.I(1), g.O(0), g.GO(1)}
 		if g.NumInputs() == 3 {
 			in = []string{g.I(0), g.I(1), g.I(2), g.O(0), g.GO(1)}
 		}
-		g.Op("SoftmaxWithLossGradient", in, []string{g.GI(0)})
+		g.Op(typ, in, []string{g.GI(0)})
 		return nil
-	})
+	}
 }
 
 // softmaxLoss holds what SoftmaxWithLoss and its gradient share: their
@@ -42,14 +49,71 @@ type softmaxLoss struct {
 }
 
 func newSoftmaxLoss(b *operators.Base) (softmaxLoss, error) {
-	o := softmaxLoss{Base: b, scale: float64(b.ArgFloat("scale", 1)), labelProb: b.ArgBool("label_prob", false), axis: int(b.ArgInt("axis", 1))}
-	if !(o.scale >= 0) {
-		return o, b.Errorf("scale must be non-negative, got %v", o.scale)
+	scale, err := softmaxLossScale(b)
+	return softmaxLoss{Base: b, scale: scale, labelProb: b.ArgBool("label_prob", false), axis: int(b.ArgInt("axis", 1))}, err
+}
+
+// softmaxLossScale reads the arguments SoftmaxWithLoss,
+// SpatialSoftmaxWithLoss and their gradients share: scale, which must be
+// non-negative, and order, which must be NCHW.
+func softmaxLossScale(b *operators.Base) (float64, error) {
+	scale := float64(b.ArgFloat("scale", 1))
+	if !(scale >= 0) {
+		return scale, b.Errorf("scale must be non-negative, got %v", scale)
 	}
 	if order := b.ArgString("order", "NCHW"); order != "NCHW" {
-		return o, b.Errorf("only NCHW order is supported, got %q", order)
+		return scale, b.Errorf("only NCHW order is supported, got %q", order)
 	}
-	return o, nil
+	return scale, nil
+}
+
+// softmaxOutputs initializes the outputs of a softmax loss over logits x:
+// the softmax (output 0) of x's shape and the loss (output 1), a 0-d
+// scalar, both of x's type.
+func softmaxOutputs(b *operators.Base, x *blob.Tensor) (p, loss *blob.Tensor, err error) {
+	if p, err = initOutput(b, 0, x.DataType(), x.Dims()...); err != nil {
+		return nil, nil, err
+	}
+	if loss, err = initOutput(b, 1, x.DataType()); err != nil {
+		return nil, nil, err
+	}
+	return p, loss, nil
+}
+
+// setMeanLoss stores scale·sum/weightSum, or 0 when weightSum is 0, in
+// loss, a FLOAT or DOUBLE scalar.
+func setMeanLoss(loss *blob.Tensor, scale, sum, weightSum float64) {
+	var l float64
+	if weightSum != 0 {
+		l = scale * sum / weightSum
+	}
+	if loss.DataType() == blob.Float32 {
+		blob.Data[float32](loss)[0] = float32(l)
+	} else {
+		blob.Data[float64](loss)[0] = l
+	}
+}
+
+// softmaxGradInputs reads what the gradients of the softmax losses take
+// after the logits x, labels and weights: the softmax (the input before
+// last), of x's type and size, and the loss gradient (the last input), a
+// scalar; and it initializes dX (output 0) like x.
+func softmaxGradInputs(b *operators.Base, x *blob.Tensor) (p, dx *blob.Tensor, dloss float64, err error) {
+	dtype := x.DataType()
+	pIdx := b.NumInputs() - 2
+	if p, err = b.InputOf(pIdx, dtype); err != nil {
+		return nil, nil, 0, err
+	}
+	if p.Size() != x.Size() {
+		return nil, nil, 0, b.Errorf("softmax %q has shape %v, want the logits' shape %v", b.InputName(pIdx), p.Dims(), x.Dims())
+	}
+	if dloss, err = scalarGradient(b, pIdx+1, dtype); err != nil {
+		return nil, nil, 0, err
+	}
+	if dx, err = initOutput(b, 0, dtype, x.Dims()...); err != nil {
+		return nil, nil, 0, err
+	}
+	return p, dx, dloss, nil
 }
 
 func newSoftmaxWithLoss(b *operators.Base) (operators.Operator, error) {
@@ -166,30 +230,17 @@ func (o *softmaxWithLoss) Run() error {
 	if err != nil {
 		return err
 	}
-	dtype := in.x.DataType()
-	p, err := initOutput(o.Base, 0, dtype, in.x.Dims()...)
-	if err != nil {
-		return err
-	}
-	loss, err := initOutput(o.Base, 1, dtype)
+	p, loss, err := softmaxOutputs(o.Base, in.x)
 	if err != nil {
 		return err
 	}
 	var sum, weightSum float64
-	if dtype == blob.Float32 {
+	if in.x.DataType() == blob.Float32 {
 		sum, weightSum = softmaxForward(blob.Data[float32](in.x), blob.Data[float32](p), in.labels, floatData[float32](in.probs), floatData[float32](in.weights), in.n, in.d)
 	} else {
 		sum, weightSum = softmaxForward(blob.Data[float64](in.x), blob.Data[float64](p), in.labels, floatData[float64](in.probs), floatData[float64](in.weights), in.n, in.d)
 	}
-	var l float64
-	if weightSum != 0 {
-		l = sum * o.scale / weightSum
-	}
-	if dtype == blob.Float32 {
-		blob.Data[float32](loss)[0] = float32(l)
-	} else {
-		blob.Data[float64](loss)[0] = l
-	}
+	setMeanLoss(loss, o.scale, sum, weightSum)
 	return nil
 }
 
@@ -248,24 +299,11 @@ func (o *softmaxWithLossGradient) Run() error {
 	if err != nil {
 		return err
 	}
-	dtype := in.x.DataType()
-	pIdx := o.NumInputs() - 2
-	p, err := o.InputOf(pIdx, dtype)
+	p, dx, dloss, err := softmaxGradInputs(o.Base, in.x)
 	if err != nil {
 		return err
 	}
-	if p.Size() != in.x.Size() {
-		return o.Errorf("softmax %q has shape %v, want the logits' shape %v", o.InputName(pIdx), p.Dims(), in.x.Dims())
-	}
-	dloss, err := scalarGradient(o.Base, pIdx+1, dtype)
-	if err != nil {
-		return err
-	}
-	dx, err := initOutput(o.Base, 0, dtype, in.x.Dims()...)
-	if err != nil {
-		return err
-	}
-	if dtype == blob.Float32 {
+	if in.x.DataType() == blob.Float32 {
 		softmaxBackward(blob.Data[float32](p), blob.Data[float32](dx), in.labels, floatData[float32](in.probs), floatData[float32](in.weights), in.n, in.d, o.scale*dloss)
 	} else {
 		softmaxBackward(blob.Data[float64](p), blob.Data[float64](dx), in.labels, floatData[float64](in.probs), floatData[float64](in.weights), in.n, in.d, o.scale*dloss)

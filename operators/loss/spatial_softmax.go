@@ -25,14 +25,7 @@ func init() {
 		Args: append(args, operators.ArgSpec{Name: "only_loss", Default: int64(0), Doc: "accepted and ignored on CPU, as in Caffe2"}),
 		Doc:  "SpatialSoftmaxWithLossGradient(logits, labels[, weights], softmax, loss_grad) → logits_grad."},
 		newSpatialSoftmaxWithLossGradient)
-	operators.MustRegisterGradient("SpatialSoftmaxWithLoss", func(g *operators.GradientContext) error {
-		in := []string{g.I(0), g.I(1), g.O(0), g.GO(1)}
-		if g.NumInputs() == 3 {
-			in = []string{g.I(0), g.I(1), g.I(2), g.O(0), g.GO(1)}
-		}
-		g.Op("SpatialSoftmaxWithLossGradient", in, []string{g.GI(0)})
-		return nil
-	})
+	operators.MustRegisterGradient("SpatialSoftmaxWithLoss", softmaxLossGradient("SpatialSoftmaxWithLossGradient"))
 }
 
 // spatialSoftmaxLoss holds what SpatialSoftmaxWithLoss and its gradient
@@ -45,14 +38,8 @@ type spatialSoftmaxLoss struct {
 }
 
 func newSpatialSoftmaxLoss(b *operators.Base) (spatialSoftmaxLoss, error) {
-	o := spatialSoftmaxLoss{Base: b, scale: float64(b.ArgFloat("scale", 1))}
-	if !(o.scale >= 0) {
-		return o, b.Errorf("scale must be non-negative, got %v", o.scale)
-	}
-	if order := b.ArgString("order", "NCHW"); order != "NCHW" {
-		return o, b.Errorf("only NCHW order is supported, got %q", order)
-	}
-	return o, nil
+	scale, err := softmaxLossScale(b)
+	return spatialSoftmaxLoss{Base: b, scale: scale}, err
 }
 
 func newSpatialSoftmaxWithLoss(b *operators.Base) (operators.Operator, error) {
@@ -116,31 +103,18 @@ func (o *spatialSoftmaxWithLoss) Run() error {
 	if err != nil {
 		return err
 	}
-	dtype := in.x.DataType()
-	p, err := initOutput(o.Base, 0, dtype, in.x.Dims()...)
-	if err != nil {
-		return err
-	}
-	loss, err := initOutput(o.Base, 1, dtype)
+	p, loss, err := softmaxOutputs(o.Base, in.x)
 	if err != nil {
 		return err
 	}
 	o.scratch = grow64(o.scratch, 2*in.hw)
 	var sum, weightSum float64
-	if dtype == blob.Float32 {
+	if in.x.DataType() == blob.Float32 {
 		sum, weightSum = spatialSoftmaxForward(blob.Data[float32](in.x), blob.Data[float32](p), in.labels, floatData[float32](in.weights), in.n, in.d, in.hw, o.scratch)
 	} else {
 		sum, weightSum = spatialSoftmaxForward(blob.Data[float64](in.x), blob.Data[float64](p), in.labels, floatData[float64](in.weights), in.n, in.d, in.hw, o.scratch)
 	}
-	var l float64
-	if weightSum != 0 {
-		l = o.scale * sum / weightSum
-	}
-	if dtype == blob.Float32 {
-		blob.Data[float32](loss)[0] = float32(l)
-	} else {
-		blob.Data[float64](loss)[0] = l
-	}
+	setMeanLoss(loss, o.scale, sum, weightSum)
 	return nil
 }
 
@@ -209,25 +183,12 @@ func (o *spatialSoftmaxWithLossGradient) Run() error {
 	if err != nil {
 		return err
 	}
-	dtype := in.x.DataType()
-	pIdx := o.NumInputs() - 2
-	p, err := o.InputOf(pIdx, dtype)
-	if err != nil {
-		return err
-	}
-	if p.Size() != in.x.Size() {
-		return o.Errorf("softmax %q has shape %v, want the logits' shape %v", o.InputName(pIdx), p.Dims(), in.x.Dims())
-	}
-	dloss, err := scalarGradient(o.Base, pIdx+1, dtype)
-	if err != nil {
-		return err
-	}
-	dx, err := initOutput(o.Base, 0, dtype, in.x.Dims()...)
+	p, dx, dloss, err := softmaxGradInputs(o.Base, in.x)
 	if err != nil {
 		return err
 	}
 	o.scratch = grow64(o.scratch, len(in.labels))
-	if dtype == blob.Float32 {
+	if in.x.DataType() == blob.Float32 {
 		spatialSoftmaxBackward(blob.Data[float32](p), blob.Data[float32](dx), in.labels, floatData[float32](in.weights), in.n, in.d, in.hw, o.scale, dloss, o.scratch)
 	} else {
 		spatialSoftmaxBackward(blob.Data[float64](p), blob.Data[float64](dx), in.labels, floatData[float64](in.weights), in.n, in.d, in.hw, o.scale, dloss, o.scratch)

@@ -152,10 +152,9 @@ func sparseGrad(g *operators.GradientContext, typ string, inputs []string) error
 // (Lengths…) or of the rows INDICES picks (SparseLengths…).
 type lengthsOp struct {
 	*operators.Base
+	segments
 	kind reduceKind
 	l    layout
-	idx  []int
-	lens []int
 	dims []int
 }
 
@@ -167,29 +166,9 @@ func (o *lengthsOp) Run() error {
 	if data.NumDims() < 1 {
 		return o.Errorf("DATA input %d (%q) must have at least 1 dim, has shape %v", o.l.data, o.InputName(o.l.data), data.Dims())
 	}
-	var total int
-	if o.lens, total, err = o.LengthsInput(o.l.lengths, o.lens); err != nil {
+	rows, w, err := o.read(o.Base, o.l, data)
+	if err != nil {
 		return err
-	}
-	var rows []int
-	if o.l.indices >= 0 {
-		if o.idx, err = readIndices(o.Base, o.l.indices, data.Dim(0), o.InputName(o.l.data), o.idx); err != nil {
-			return err
-		}
-		if len(o.idx) != total {
-			return o.Errorf("LENGTHS input %d (%q) adds up to %d, but INDICES input %d (%q) has %d elements",
-				o.l.lengths, o.InputName(o.l.lengths), total, o.l.indices, o.InputName(o.l.indices), len(o.idx))
-		}
-		rows = o.idx
-	} else if data.Dim(0) != total {
-		return o.Errorf("LENGTHS input %d (%q) adds up to %d, but DATA input %d (%q) of shape %v has %d rows",
-			o.l.lengths, o.InputName(o.l.lengths), total, o.l.data, o.InputName(o.l.data), data.Dims(), data.Dim(0))
-	}
-	var w []float32
-	if o.l.weights >= 0 {
-		if w, err = floatVector(o.Base, o.l.weights, total, "WEIGHTS"); err != nil {
-			return err
-		}
 	}
 	o.dims = outDims(o.dims, len(o.lens), data.Dims())
 	y := o.Output(0)
@@ -201,6 +180,54 @@ func (o *lengthsOp) Run() error {
 	}
 	reduceSegments(blob.Data[float32](y), blob.Data[float32](data), y.Size()/len(o.lens), rows, o.lens, w, o.kind)
 	return nil
+}
+
+// segments reads the LENGTHS of a segment reduction, and the rows its
+// positions cover, into buffers kept from run to run.
+type segments struct {
+	lens []int // the segments' lengths
+	idx  []int // the INDICES, where there are some
+}
+
+// read reads, for a forward reduction of layout l over data, the lengths,
+// the rows (see rows) and the weights (nil without them).
+func (s *segments) read(b *operators.Base, l layout, data *blob.Tensor) (rows []int, w []float32, err error) {
+	var total int
+	if s.lens, total, err = b.LengthsInput(l.lengths, s.lens); err != nil {
+		return nil, nil, err
+	}
+	if rows, err = s.rows(b, data, l.data, l.indices, l.lengths, total); err != nil {
+		return nil, nil, err
+	}
+	if l.weights >= 0 {
+		if w, err = floatVector(b, l.weights, total, "WEIGHTS"); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rows, w, nil
+}
+
+// rows returns the rows of data (input dataIn) that the total positions of
+// the segments cover: with an INDICES input (indicesIn ≥ 0), its indices,
+// which must be total and each a row of data; without one, data's own rows
+// (nil), which must number total.
+func (s *segments) rows(b *operators.Base, data *blob.Tensor, dataIn, indicesIn, lengthsIn, total int) ([]int, error) {
+	if indicesIn < 0 {
+		if data.Dim(0) != total {
+			return nil, b.Errorf("LENGTHS input %d (%q) adds up to %d, but DATA input %d (%q) of shape %v has %d rows",
+				lengthsIn, b.InputName(lengthsIn), total, dataIn, b.InputName(dataIn), data.Dims(), data.Dim(0))
+		}
+		return nil, nil
+	}
+	var err error
+	if s.idx, err = readIndices(b, indicesIn, data.Dim(0), b.InputName(dataIn), s.idx); err != nil {
+		return nil, err
+	}
+	if len(s.idx) != total {
+		return nil, b.Errorf("LENGTHS input %d (%q) adds up to %d, but INDICES input %d (%q) has %d elements",
+			lengthsIn, b.InputName(lengthsIn), total, indicesIn, b.InputName(indicesIn), len(s.idx))
+	}
+	return s.idx, nil
 }
 
 // reduceSegments writes into out one row of block elements per segment:
@@ -268,11 +295,10 @@ func lengthsGradShape(l layoutG, withMain bool) operators.ShapeFunc {
 // 1/length, or the max mask).
 type lengthsGradOp struct {
 	*operators.Base
+	segments
 	kind     reduceKind
 	l        layoutG
 	withMain bool
-	idx      []int
-	lens     []int
 	dims     []int
 }
 
@@ -306,18 +332,8 @@ func (o *lengthsGradOp) Run() error {
 			return o.Errorf("DATA input %d (%q) of shape %v and dOUTPUT input %d (%q) of shape %v differ after dim 0",
 				o.l.data, o.InputName(o.l.data), d.Dims(), o.l.ograd, o.InputName(o.l.ograd), gy.Dims())
 		}
-		if o.l.indices >= 0 {
-			if o.idx, err = readIndices(o.Base, o.l.indices, d.Dim(0), o.InputName(o.l.data), o.idx); err != nil {
-				return err
-			}
-			if len(o.idx) != total {
-				return o.Errorf("LENGTHS input %d (%q) adds up to %d, but INDICES input %d (%q) has %d elements",
-					o.l.lengths, o.InputName(o.l.lengths), total, o.l.indices, o.InputName(o.l.indices), len(o.idx))
-			}
-			rows = o.idx
-		} else if d.Dim(0) != total {
-			return o.Errorf("LENGTHS input %d (%q) adds up to %d, but DATA input %d (%q) of shape %v has %d rows",
-				o.l.lengths, o.InputName(o.l.lengths), total, o.l.data, o.InputName(o.l.data), d.Dims(), d.Dim(0))
+		if rows, err = o.rows(o.Base, d, o.l.data, o.l.indices, o.l.lengths, total); err != nil {
+			return err
 		}
 		data = blob.Data[float32](d)
 	}

@@ -25,8 +25,7 @@ func init() {
 	}
 	for _, s := range simple {
 		s := s
-		operators.MustRegisterCPU(operators.Schema{Type: s.typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Doc: s.doc},
-			func(b *operators.Base) (operators.Operator, error) { return &lengthsUtilOp{Base: b, run: s.f}, nil })
+		operators.MustRegisterCPU(operators.Schema{Type: s.typ, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1, Doc: s.doc}, lengthsUtil(s.f))
 		operators.MustRegisterShapeFunc(s.typ, s.sh)
 		operators.MustRegisterNoGradient(s.typ)
 	}
@@ -34,9 +33,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type: "LengthsTile", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(DATA, LENGTHS) -> OUTPUT: row i of DATA repeated LENGTHS[i] times, in order.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &lengthsUtilOp{Base: b, run: lengthsTile}, nil
-	})
+	}, lengthsUtil(lengthsTile))
 	operators.MustRegisterShapeFunc("LengthsTile", shapeRows(0, -1, blob.Undefined))
 	operators.MustRegisterGradient("LengthsTile", func(g *operators.GradientContext) error {
 		g.Op("LengthsSum", []string{g.GO(0), g.I(1)}, []string{g.GI(0)})
@@ -46,9 +43,7 @@ func init() {
 	operators.MustRegisterCPU(operators.Schema{
 		Type: "LengthsGather", MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Doc: "(ITEMS, LENGTHS, INDICES) -> OUTPUT: the segments of ITEMS that INDICES pick, concatenated.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &lengthsUtilOp{Base: b, run: lengthsGather}, nil
-	})
+	}, lengthsUtil(lengthsGather))
 	operators.MustRegisterShapeFunc("LengthsGather", shapeRows(0, -1, blob.Undefined))
 	operators.MustRegisterNoGradient("LengthsGather")
 
@@ -108,6 +103,11 @@ type lengthsUtilOp struct {
 
 func (o *lengthsUtilOp) Run() error { return o.run(o) }
 
+// lengthsUtil is the factory of a LENGTHS utility without arguments.
+func lengthsUtil(run func(o *lengthsUtilOp) error) operators.Factory {
+	return func(b *operators.Base) (operators.Operator, error) { return &lengthsUtilOp{Base: b, run: run}, nil }
+}
+
 // int32Out gives output i n INT32 elements and returns them.
 func (o *lengthsUtilOp) int32Out(i int, dims ...int) ([]int32, error) {
 	y := o.Output(i)
@@ -134,7 +134,14 @@ func lengthsToRanges(o *lengthsUtilOp) error {
 	return nil
 }
 
-func lengthsToSegmentIDs(o *lengthsUtilOp) error {
+func lengthsToSegmentIDs(o *lengthsUtilOp) error { return lengthsFill(o, false) }
+
+func lengthsRangeFill(o *lengthsUtilOp) error { return lengthsFill(o, true) }
+
+// lengthsFill writes an INT32 value for each position of each segment:
+// the segment's number (LengthsToSegmentIds) or, with positions, the
+// position within the segment (LengthsRangeFill).
+func lengthsFill(o *lengthsUtilOp, positions bool) error {
 	var err error
 	var total int
 	if o.lens, total, err = o.LengthsInput(0, o.lens); err != nil {
@@ -146,28 +153,12 @@ func lengthsToSegmentIDs(o *lengthsUtilOp) error {
 	}
 	k := 0
 	for i, l := range o.lens {
-		for range l {
-			out[k] = int32(i)
-			k++
-		}
-	}
-	return nil
-}
-
-func lengthsRangeFill(o *lengthsUtilOp) error {
-	var err error
-	var total int
-	if o.lens, total, err = o.LengthsInput(0, o.lens); err != nil {
-		return err
-	}
-	out, err := o.int32Out(0, total)
-	if err != nil {
-		return err
-	}
-	k := 0
-	for _, l := range o.lens {
 		for j := range l {
-			out[k] = int32(j)
+			if positions {
+				out[k] = int32(j)
+			} else {
+				out[k] = int32(i)
+			}
 			k++
 		}
 	}
@@ -190,18 +181,31 @@ func rowsInput(b *operators.Base, i int, what string) (*blob.Tensor, int, error)
 	return t, t.Size() / t.Dim(0), nil
 }
 
+// segmentedRows reads input 0 (what: "DATA", "ITEMS"; see rowsInput) and
+// the LENGTHS input 1, and checks that there is one length per row of it
+// (perRow) or that the lengths add up to its rows. total is their sum.
+func (o *lengthsUtilOp) segmentedRows(what string, perRow bool) (data *blob.Tensor, block, total int, err error) {
+	if data, block, err = rowsInput(o.Base, 0, what); err != nil {
+		return nil, 0, 0, err
+	}
+	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
+		return nil, 0, 0, err
+	}
+	switch {
+	case perRow && len(o.lens) != data.Dim(0):
+		return nil, 0, 0, o.Errorf("LENGTHS input 1 (%q) has %d elements, %s input 0 (%q) of shape %v has %d rows",
+			o.InputName(1), len(o.lens), what, o.InputName(0), data.Dims(), data.Dim(0))
+	case !perRow && total != data.Dim(0):
+		return nil, 0, 0, o.Errorf("LENGTHS input 1 (%q) adds up to %d, %s input 0 (%q) of shape %v has %d rows",
+			o.InputName(1), total, what, o.InputName(0), data.Dims(), data.Dim(0))
+	}
+	return data, block, total, nil
+}
+
 func lengthsTile(o *lengthsUtilOp) error {
-	data, block, err := rowsInput(o.Base, 0, "DATA")
+	data, block, total, err := o.segmentedRows("DATA", true)
 	if err != nil {
 		return err
-	}
-	var total int
-	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
-		return err
-	}
-	if len(o.lens) != data.Dim(0) {
-		return o.Errorf("LENGTHS input 1 (%q) has %d elements, DATA input 0 (%q) of shape %v has %d rows",
-			o.InputName(1), len(o.lens), o.InputName(0), data.Dims(), data.Dim(0))
 	}
 	if err := blob.CheckElements(blob.Int64, total); err != nil {
 		return o.Errorf("LengthsTile to %d rows: %w", total, err)
@@ -282,17 +286,9 @@ func moveRowsOf[T blob.Element](dst, src []T, block int, to, from []int) {
 }
 
 func lengthsGather(o *lengthsUtilOp) error {
-	items, block, err := rowsInput(o.Base, 0, "ITEMS")
+	items, block, _, err := o.segmentedRows("ITEMS", false)
 	if err != nil {
 		return err
-	}
-	var total int
-	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
-		return err
-	}
-	if total != items.Dim(0) {
-		return o.Errorf("LENGTHS input 1 (%q) adds up to %d, ITEMS input 0 (%q) of shape %v has %d rows",
-			o.InputName(1), total, o.InputName(0), items.Dims(), items.Dim(0))
 	}
 	var segs []int
 	if segs, err = readIndices(o.Base, 2, len(o.lens), o.InputName(1), nil); err != nil {
@@ -320,17 +316,9 @@ func lengthsGather(o *lengthsUtilOp) error {
 }
 
 func lengthsPad(o *lengthsUtilOp) error {
-	data, block, err := rowsInput(o.Base, 0, "DATA")
+	data, block, _, err := o.segmentedRows("DATA", false)
 	if err != nil {
 		return err
-	}
-	var total int
-	if o.lens, total, err = o.LengthsInput(1, o.lens); err != nil {
-		return err
-	}
-	if total != data.Dim(0) {
-		return o.Errorf("LENGTHS input 1 (%q) adds up to %d, DATA input 0 (%q) of shape %v has %d rows",
-			o.InputName(1), total, o.InputName(0), data.Dims(), data.Dim(0))
 	}
 	for i, l := range o.lens {
 		if l > o.target {

@@ -28,58 +28,53 @@ const (
 const rowwise8Equal = 1e-10
 
 func init() {
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "FloatToFused8BitRowwiseQuantized", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "FLOAT [..., C] -> UINT8 [..., C+8]: each row quantized to 8 bits with scale (max−min)/255 and bias min, stored as two float32 after the codes.",
-	}, func(b *operators.Base) (operators.Operator, error) { return &quantizeOp{Base: b, format: fused8}, nil })
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "Fused8BitRowwiseQuantizedToFloat", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "UINT8 [..., C+8] (FloatToFused8BitRowwiseQuantized's layout) -> FLOAT [..., C]: code·scale + bias.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &dequantizeOp{Base: b, format: fused8}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "FloatToFused4BitRowwiseQuantized", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "FLOAT [..., C] (C even) -> UINT8 [..., C/2+4]: each row quantized to 4 bits, two codes a byte, with a float16 scale and bias after them.",
-	}, func(b *operators.Base) (operators.Operator, error) { return &quantizeOp{Base: b, format: fused4}, nil })
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "Fused4BitRowwiseQuantizedToFloat", MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "UINT8 [..., B] (FloatToFused4BitRowwiseQuantized's layout) -> FLOAT [..., 2(B−4)]: code·scale + bias.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &dequantizeOp{Base: b, format: fused4}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "FloatToRowwiseQuantized8Bits", MinInputs: 1, MaxInputs: 1, MinOutputs: 2, MaxOutputs: 2,
-		Doc: "FLOAT [N, ...] -> (UINT8 [N, ...], FLOAT scale_bias [N, 2]): each row quantized to 8 bits (rounding half away from zero); a constant row gets scale 1 and codes 0.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &quantizeOp{Base: b, format: rowwise8}, nil
-	})
-	operators.MustRegisterCPU(operators.Schema{
-		Type: "Rowwise8BitQuantizedToFloat", MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
-		Doc: "(UINT8 [N, ...], FLOAT scale_bias [N, 2]) -> FLOAT [N, ...]: code·scale + bias.",
-	}, func(b *operators.Base) (operators.Operator, error) {
-		return &dequantizeOp{Base: b, format: rowwise8}, nil
-	})
-	for _, typ := range []string{"FloatToFused8BitRowwiseQuantized", "Fused8BitRowwiseQuantizedToFloat",
-		"FloatToFused4BitRowwiseQuantized", "Fused4BitRowwiseQuantizedToFloat", "FloatToRowwiseQuantized8Bits", "Rowwise8BitQuantizedToFloat"} {
-		operators.MustRegisterNoGradient(typ)
+	for _, c := range []struct {
+		typ      string
+		format   qFormat
+		quantize bool
+		shape    operators.ShapeFunc
+		doc      string
+	}{
+		{"FloatToFused8BitRowwiseQuantized", fused8, true, lastDimShape(blob.Uint8, func(c int) int { return c + 8 }),
+			"FLOAT [..., C] -> UINT8 [..., C+8]: each row quantized to 8 bits with scale (max−min)/255 and bias min, stored as two float32 after the codes."},
+		{"Fused8BitRowwiseQuantizedToFloat", fused8, false, lastDimShape(blob.Float32, func(c int) int { return c - 8 }),
+			"UINT8 [..., C+8] (FloatToFused8BitRowwiseQuantized's layout) -> FLOAT [..., C]: code·scale + bias."},
+		{"FloatToFused4BitRowwiseQuantized", fused4, true, lastDimShape(blob.Uint8, func(c int) int { return (c+1)/2 + 4 }),
+			"FLOAT [..., C] (C even) -> UINT8 [..., C/2+4]: each row quantized to 4 bits, two codes a byte, with a float16 scale and bias after them."},
+		{"Fused4BitRowwiseQuantizedToFloat", fused4, false, lastDimShape(blob.Float32, func(c int) int { return (c - 4) * 2 }),
+			"UINT8 [..., B] (FloatToFused4BitRowwiseQuantized's layout) -> FLOAT [..., 2(B−4)]: code·scale + bias."},
+		{"FloatToRowwiseQuantized8Bits", rowwise8, true, func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+			if in[0].Unknown || in[0].Rank() < 1 {
+				return nil, nil
+			}
+			return []operators.TensorShape{in[0].WithType(blob.Uint8), operators.Shape(blob.Float32, in[0].Dim(0), 2)}, nil
+		}, "FLOAT [N, ...] -> (UINT8 [N, ...], FLOAT scale_bias [N, 2]): each row quantized to 8 bits (rounding half away from zero); a constant row gets scale 1 and codes 0."},
+		{"Rowwise8BitQuantizedToFloat", rowwise8, false, func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
+			if in[0].Unknown {
+				return nil, nil
+			}
+			return []operators.TensorShape{in[0].WithType(blob.Float32)}, nil
+		}, "(UINT8 [N, ...], FLOAT scale_bias [N, 2]) -> FLOAT [N, ...]: code·scale + bias."},
+	} {
+		// FloatToRowwiseQuantized8Bits writes the scales and biases as a
+		// second output, which Rowwise8BitQuantizedToFloat takes as a
+		// second input.
+		ins, outs := 1, 1
+		if c.format == rowwise8 && c.quantize {
+			outs = 2
+		} else if c.format == rowwise8 {
+			ins = 2
+		}
+		operators.MustRegisterCPU(operators.Schema{Type: c.typ, MinInputs: ins, MaxInputs: ins, MinOutputs: outs, MaxOutputs: outs, Doc: c.doc},
+			func(b *operators.Base) (operators.Operator, error) {
+				if c.quantize {
+					return &quantizeOp{Base: b, format: c.format}, nil
+				}
+				return &dequantizeOp{Base: b, format: c.format}, nil
+			})
+		operators.MustRegisterNoGradient(c.typ)
+		operators.MustRegisterShapeFunc(c.typ, c.shape)
 	}
-	operators.MustRegisterShapeFunc("FloatToFused8BitRowwiseQuantized", lastDimShape(blob.Uint8, func(c int) int { return c + 8 }))
-	operators.MustRegisterShapeFunc("Fused8BitRowwiseQuantizedToFloat", lastDimShape(blob.Float32, func(c int) int { return c - 8 }))
-	operators.MustRegisterShapeFunc("FloatToFused4BitRowwiseQuantized", lastDimShape(blob.Uint8, func(c int) int { return (c+1)/2 + 4 }))
-	operators.MustRegisterShapeFunc("Fused4BitRowwiseQuantizedToFloat", lastDimShape(blob.Float32, func(c int) int { return (c - 4) * 2 }))
-	operators.MustRegisterShapeFunc("FloatToRowwiseQuantized8Bits", func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
-		if in[0].Unknown || in[0].Rank() < 1 {
-			return nil, nil
-		}
-		return []operators.TensorShape{in[0].WithType(blob.Uint8), operators.Shape(blob.Float32, in[0].Dim(0), 2)}, nil
-	})
-	operators.MustRegisterShapeFunc("Rowwise8BitQuantizedToFloat", func(b *operators.Base, in []operators.TensorShape) ([]operators.TensorShape, error) {
-		if in[0].Unknown {
-			return nil, nil
-		}
-		return []operators.TensorShape{in[0].WithType(blob.Float32)}, nil
-	})
 
 	lookups := []struct {
 		suffix string
@@ -166,17 +161,41 @@ type quantizeOp struct {
 	dims   []int
 }
 
+// rowsOf reads input 0, a tensor of type dt with at least one dim, and
+// returns it with its shape in dims (reused) and its last dim, the columns.
+func rowsOf(b *operators.Base, dt blob.DataType, dims []int) (x *blob.Tensor, shape []int, cols int, err error) {
+	if x, err = b.InputOf(0, dt); err != nil {
+		return nil, dims, 0, err
+	}
+	if x.NumDims() < 1 {
+		return nil, dims, 0, b.Errorf("input 0 (%q) must have at least 1 dim, has shape %v", b.InputName(0), x.Dims())
+	}
+	dims = append(dims[:0], x.Dims()...)
+	return x, dims, dims[len(dims)-1], nil
+}
+
+// scaleBias reads input i, the FLOAT [rows, 2] scale and bias of each row
+// of data (input di), a table quantized by FloatToRowwiseQuantized8Bits;
+// what and dataWhat name them in errors.
+func scaleBias(b *operators.Base, i int, what string, data *blob.Tensor, di int, dataWhat string) ([]float32, error) {
+	s, err := b.InputOf(i, blob.Float32)
+	if err != nil {
+		return nil, err
+	}
+	if s.NumDims() != 2 || s.Dim(1) != 2 || s.Dim(0) != data.Dim(0) {
+		return nil, b.Errorf("%s input %d (%q) has shape %v, want [%d, 2] for %s %d (%q) of shape %v",
+			what, i, b.InputName(i), s.Dims(), data.Dim(0), dataWhat, di, b.InputName(di), data.Dims())
+	}
+	return blob.Data[float32](s), nil
+}
+
 func (o *quantizeOp) Run() error {
-	x, err := o.InputOf(0, blob.Float32)
+	x, dims, cols, err := rowsOf(o.Base, blob.Float32, o.dims)
 	if err != nil {
 		return err
 	}
-	nd := x.NumDims()
-	if nd < 1 {
-		return o.Errorf("input 0 (%q) must have at least 1 dim, has shape %v", o.InputName(0), x.Dims())
-	}
-	o.dims = append(o.dims[:0], x.Dims()...)
-	cols := o.dims[nd-1]
+	o.dims = dims
+	nd := len(dims)
 	switch o.format {
 	case fused8:
 		o.dims[nd-1] = cols + 8
@@ -307,16 +326,12 @@ type dequantizeOp struct {
 }
 
 func (o *dequantizeOp) Run() error {
-	x, err := o.InputOf(0, blob.Uint8)
+	x, dims, cols, err := rowsOf(o.Base, blob.Uint8, o.dims)
 	if err != nil {
 		return err
 	}
-	nd := x.NumDims()
-	if nd < 1 {
-		return o.Errorf("input 0 (%q) must have at least 1 dim, has shape %v", o.InputName(0), x.Dims())
-	}
-	o.dims = append(o.dims[:0], x.Dims()...)
-	cols := o.dims[nd-1]
+	o.dims = dims
+	nd := len(dims)
 	var sb []float32
 	switch o.format {
 	case fused8:
@@ -330,15 +345,9 @@ func (o *dequantizeOp) Run() error {
 		}
 		o.dims[nd-1] = (cols - 4) * 2
 	case rowwise8:
-		s, err := o.InputOf(1, blob.Float32)
-		if err != nil {
+		if sb, err = scaleBias(o.Base, 1, "scale_bias", x, 0, "input"); err != nil {
 			return err
 		}
-		if s.NumDims() != 2 || s.Dim(1) != 2 || s.Dim(0) != x.Dim(0) {
-			return o.Errorf("scale_bias input 1 (%q) has shape %v, want [%d, 2] for input 0 (%q) of shape %v",
-				o.InputName(1), s.Dims(), x.Dim(0), o.InputName(0), x.Dims())
-		}
-		sb = blob.Data[float32](s)
 	}
 	y := o.Output(0)
 	if err := y.Init(blob.Float32, o.dims...); err != nil {
@@ -391,11 +400,10 @@ func code(row []uint8, j int, f qFormat) uint8 {
 // quantized table.
 type quantLookupOp struct {
 	*operators.Base
+	segments
 	format qFormat
 	kind   reduceKind
 	l      layout
-	idx    []int
-	lens   []int
 	dims   []int
 }
 
@@ -410,37 +418,17 @@ func (o *quantLookupOp) Run() error {
 		if data.NumDims() < 1 {
 			return o.Errorf("DATA input %d (%q) must have at least 1 dim, has shape %v", o.l.data, o.InputName(o.l.data), data.Dims())
 		}
-		i := o.l.lengths + 1
-		s, err := o.InputOf(i, blob.Float32)
-		if err != nil {
+		if sb, err = scaleBias(o.Base, o.l.lengths+1, "SCALE_BIAS", data, o.l.data, "DATA input"); err != nil {
 			return err
 		}
-		if s.NumDims() != 2 || s.Dim(1) != 2 || s.Dim(0) != data.Dim(0) {
-			return o.Errorf("SCALE_BIAS input %d (%q) has shape %v, want [%d, 2] for DATA input %d (%q) of shape %v",
-				i, o.InputName(i), s.Dims(), data.Dim(0), o.l.data, o.InputName(o.l.data), data.Dims())
-		}
-		sb = blob.Data[float32](s)
 	case data.NumDims() != 2:
 		return o.Errorf("DATA input %d (%q) must be 2-D (rows of codes, scale and bias), has shape %v", o.l.data, o.InputName(o.l.data), data.Dims())
 	case o.format == fused8 && data.Dim(1) < 8, o.format == fused4 && data.Dim(1) < 4:
 		return o.Errorf("DATA input %d (%q) of shape %v has rows too short to hold a scale and a bias", o.l.data, o.InputName(o.l.data), data.Dims())
 	}
-	var total int
-	if o.lens, total, err = o.LengthsInput(o.l.lengths, o.lens); err != nil {
+	rows, w, err := o.read(o.Base, o.l, data)
+	if err != nil {
 		return err
-	}
-	if o.idx, err = readIndices(o.Base, o.l.indices, data.Dim(0), o.InputName(o.l.data), o.idx); err != nil {
-		return err
-	}
-	if len(o.idx) != total {
-		return o.Errorf("LENGTHS input %d (%q) adds up to %d, but INDICES input %d (%q) has %d elements",
-			o.l.lengths, o.InputName(o.l.lengths), total, o.l.indices, o.InputName(o.l.indices), len(o.idx))
-	}
-	var w []float32
-	if o.l.weights >= 0 {
-		if w, err = floatVector(o.Base, o.l.weights, total, "WEIGHTS"); err != nil {
-			return err
-		}
 	}
 	o.dims = outDims(o.dims, len(o.lens), data.Dims())
 	switch o.format {
@@ -464,7 +452,7 @@ func (o *quantLookupOp) Run() error {
 		om := out[m*block : (m+1)*block]
 		clear(om)
 		for k := pos; k < pos+l; k++ {
-			r := o.idx[k]
+			r := rows[k]
 			row := in[r*stride : (r+1)*stride]
 			var scale, bias float32
 			if sb != nil {

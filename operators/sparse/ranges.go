@@ -76,27 +76,43 @@ func init() {
 // rangesOp is GatherRanges or MergeIdLists.
 type rangesOp struct {
 	*operators.Base
-	ranges []int
-	lens   []int
+	rangesInput
+	lens []int
+}
+
+// rangesInput reads the inputs the GatherRanges operators begin with,
+// keeping the ranges from run to run.
+type rangesInput struct{ ranges []int }
+
+// dataAndRanges reads the DATA vector (input 0) and RANGES (input 1), of
+// shape [batch, f, 2] (f < 0: any number of features), whose values it
+// keeps in ranges.
+func (r *rangesInput) dataAndRanges(b *operators.Base, f int) (data, rt *blob.Tensor, err error) {
+	if data, err = b.Input(0); err != nil {
+		return nil, nil, err
+	}
+	if data.NumDims() != 1 {
+		return nil, nil, b.Errorf("DATA input 0 (%q) must be a vector, has shape %v", b.InputName(0), data.Dims())
+	}
+	if r.ranges, rt, err = readInts(b, 1, "RANGES", r.ranges); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case f < 0 && (rt.NumDims() != 3 || rt.Dim(2) != 2):
+		return nil, nil, b.Errorf("RANGES input 1 (%q) has shape %v, want [batch, features, 2]", b.InputName(1), rt.Dims())
+	case f >= 0 && (rt.NumDims() != 3 || rt.Dim(1) != f || rt.Dim(2) != 2):
+		return nil, nil, b.Errorf("RANGES input 1 (%q) has shape %v, want [batch, %d, 2]", b.InputName(1), rt.Dims(), f)
+	}
+	return data, rt, nil
 }
 
 func (o *rangesOp) Run() error {
 	if o.Type() == "MergeIdLists" {
 		return o.mergeIDLists()
 	}
-	data, err := o.Input(0)
+	data, rt, err := o.dataAndRanges(o.Base, -1)
 	if err != nil {
 		return err
-	}
-	if data.NumDims() != 1 {
-		return o.Errorf("DATA input 0 (%q) must be a vector, has shape %v", o.InputName(0), data.Dims())
-	}
-	var rt *blob.Tensor
-	if o.ranges, rt, err = readInts(o.Base, 1, "RANGES", o.ranges); err != nil {
-		return err
-	}
-	if rt.NumDims() != 3 || rt.Dim(2) != 2 {
-		return o.Errorf("RANGES input 1 (%q) has shape %v, want [batch, features, 2]", o.InputName(1), rt.Dims())
 	}
 	batch := rt.Dim(0)
 	total, err := checkRanges(o.Base, o.ranges, data.Size())
@@ -220,7 +236,7 @@ type gatherRangesToDenseOp struct {
 	maxMismatch, maxEmpty float64
 	total                 int64
 	empty, mismatched     []int64
-	ranges                []int
+	rangesInput
 }
 
 func newGatherRangesToDense(b *operators.Base) (operators.Operator, error) {
@@ -245,20 +261,10 @@ func newGatherRangesToDense(b *operators.Base) (operators.Operator, error) {
 }
 
 func (o *gatherRangesToDenseOp) Run() error {
-	data, err := o.Input(0)
+	f := len(o.lengths)
+	data, rt, err := o.dataAndRanges(o.Base, f)
 	if err != nil {
 		return err
-	}
-	if data.NumDims() != 1 {
-		return o.Errorf("DATA input 0 (%q) must be a vector, has shape %v", o.InputName(0), data.Dims())
-	}
-	var rt *blob.Tensor
-	if o.ranges, rt, err = readInts(o.Base, 1, "RANGES", o.ranges); err != nil {
-		return err
-	}
-	f := len(o.lengths)
-	if rt.NumDims() != 3 || rt.Dim(1) != f || rt.Dim(2) != 2 {
-		return o.Errorf("RANGES input 1 (%q) has shape %v, want [batch, %d, 2]", o.InputName(1), rt.Dims(), f)
 	}
 	if _, err := checkRanges(o.Base, o.ranges, data.Size()); err != nil {
 		return err
