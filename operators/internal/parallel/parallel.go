@@ -25,6 +25,16 @@ const MinPartWork = 1 << 15
 // Intel cores fetch lines in pairs (the spatial prefetcher).
 const CacheLine = 128
 
+// Padded returns how far apart, in elements of size bytes, the slots of
+// n elements that parts write at the same time should start in one slice
+// so that no two parts write the same cache line wherever the slice
+// starts: n rounded up to whole cache lines, and one more line between
+// slots. size must divide CacheLine.
+func Padded(n, size int) int {
+	line := CacheLine / size
+	return (n+line-1)/line*line + line
+}
+
 // Parts returns how many parts units units of total work (element
 // operations) should be split into: at most threads (the caller's thread
 // budget), at most GOMAXPROCS at the time of the call, at most units, and
@@ -326,10 +336,13 @@ func poll(ch <-chan token, spin time.Duration) (token, bool) {
 // (the pool's jobs, GEMM's jobs and packing buffers). Unlike a sync.Pool it
 // keeps them across garbage collections, so that calls in steady state never
 // allocate; it holds at most as many objects as were ever in use at once.
-// The zero value is an empty list.
+// The zero value is an empty list. A FreeList fills whole cache lines, so
+// that lists side by side, which different parts lock at the same time, do
+// not share their locks' lines.
 type FreeList[E any] struct {
 	mu    sync.Mutex
 	items []*E
+	_     [CacheLine - 32]byte
 }
 
 // Get returns a recycled object, or a new zero one.
