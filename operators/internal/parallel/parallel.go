@@ -309,9 +309,14 @@ func worker(ch <-chan token) {
 // poll waits up to spin for a token without blocking, unless GOMAXPROCS−1
 // workers poll already (more could not run at once beside the caller).
 func poll(ch <-chan token, spin time.Duration) (token, bool) {
-	if pool.spinning.Add(1) >= pool.procs.Load() {
-		pool.spinning.Add(-1)
-		return token{}, false
+	for {
+		n := pool.spinning.Load()
+		if n >= pool.procs.Load()-1 {
+			return token{}, false
+		}
+		if pool.spinning.CompareAndSwap(n, n+1) {
+			break
+		}
 	}
 	defer pool.spinning.Add(-1)
 	deadline := time.Now().Add(spin)
