@@ -257,44 +257,48 @@ func ensureWorkers(n int) {
 	pool.mu.Unlock()
 }
 
-// maxSpin is the longest a worker keeps polling for work after its last
-// job before it blocks. Waking a blocked goroutine on an idle core can take
-// tens of microseconds (more on a virtual machine, where the idle vCPU is
-// halted), as long as a whole mid-sized product takes, while a polling
-// worker starts within a microsecond; so, like OpenBLAS's threads, the
-// workers spin a little between calls, yielding the processor every few
-// microseconds so that other goroutines do not wait for them.
-const maxSpin = 300 * time.Microsecond
+// Between calls a worker polls for the next one for a while before it
+// blocks: waking a blocked goroutine on an idle core can take tens of
+// microseconds (more on a virtual machine, where the idle vCPU is halted),
+// as long as a whole mid-sized product takes, while a polling worker
+// starts within a microsecond. It yields the processor every few
+// microseconds meanwhile, so that other goroutines do not wait for it.
+//
+// catchGap is the longest gap between jobs worth polling through. A gap
+// polled through costs its length in CPU time; one slept through costs the
+// next call the wake-up, some tens of microseconds of one helper's share
+// at worst. Past catchGap polling costs several times what it saves.
+const catchGap = 100 * time.Microsecond
 
 // minSpin is the least a worker that may spin polls for work.
 const minSpin = 5 * time.Microsecond
 
-// gaps learns how long a worker should poll for work: the gaps between
-// its jobs that a poll of up to maxSpin would catch, the longest of them
-// recently. A net's steps repeat the same kernels with the same gaps
-// between them, the serial operators between kernels, so polling a little
-// longer than the longest short gap catches every job that polling can
-// catch, and stops burning a core in the long gaps, where polling to
-// maxSpin would gain nothing.
+// gaps learns how long a worker should poll for work: half as long again
+// as the longest of its recent gaps shorter than catchGap. A net's steps
+// repeat the same kernels with the same gaps between them, so that covers
+// the gaps polling is worth it for, however long the serial operators
+// between some kernels take: a worker with gaps of a few microseconds and
+// of milliseconds (LeNet's) polls a few microseconds, not through the
+// long ones.
 type gaps struct {
 	longest time.Duration // decays by 1/256 with each gap seen
 }
 
 // spin returns how long to poll for the next job.
 func (g *gaps) spin() time.Duration {
-	return min(maxSpin, g.longest+g.longest/2+minSpin)
+	return g.longest + g.longest/2 + minSpin
 }
 
 // saw records a gap between two jobs.
 func (g *gaps) saw(d time.Duration) {
 	g.longest -= g.longest >> 8
-	if d < maxSpin {
+	if d < catchGap {
 		g.longest = max(g.longest, d)
 	}
 }
 
 func worker(ch <-chan token) {
-	g := gaps{longest: maxSpin}
+	g := gaps{longest: catchGap}
 	for {
 		idle := time.Now()
 		t, ok := poll(ch, g.spin())

@@ -141,3 +141,31 @@ func TestCallerSleeps(t *testing.T) {
 		}
 	}
 }
+
+// TestGapsLearn feeds a worker's gap learner the gaps of a net like
+// LeNet's (kernels a few microseconds apart, or milliseconds apart across
+// serial operators, now and then 250 µs): it polls long enough for the
+// short gaps and not through the long ones. Gaps of 60 µs it polls
+// through.
+func TestGapsLearn(t *testing.T) {
+	g := gaps{longest: catchGap}
+	for i := range 2000 {
+		switch {
+		case i%50 == 0:
+			g.saw(250 * time.Microsecond)
+		case i%2 == 0:
+			g.saw(3 * time.Microsecond)
+		default:
+			g.saw(2 * time.Millisecond)
+		}
+	}
+	if s := g.spin(); s < 3*time.Microsecond || s > 20*time.Microsecond {
+		t.Errorf("gaps of 3 µs, 250 µs and 2 ms: polls %v, want 3 to 20 µs", s)
+	}
+	for range 10 {
+		g.saw(60 * time.Microsecond)
+	}
+	if s := g.spin(); s < 60*time.Microsecond {
+		t.Errorf("gaps of 60 µs: polls %v, want at least 60 µs", s)
+	}
+}
