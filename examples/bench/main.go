@@ -10,8 +10,10 @@
 // Each line is NAME, a tab, and the median milliseconds per step over five
 // timed windows (after three warm-up steps), or GFLOP/s for gemm. Lines
 // that start with # are comments: the CPU and the features the kernels
-// look for, the GEMM micro-kernel in use, and after each workload the GEMM
-// paths its operators took in one step (see gemm.Path). -threads takes a
+// look for, the GEMM micro-kernel in use, and after each workload the CPU
+// time per step of every thread together in the median window (which
+// shows what the worker pool burns polling for work) and the GEMM paths
+// its operators took in one step (see gemm.Path). -threads takes a
 // list, such as -threads 1,2,16, and prints one block per thread count.
 package main
 
