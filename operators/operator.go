@@ -50,7 +50,7 @@ type Base struct {
 	anyIn   bool                 // the schema lets inputs cross devices
 	index   int                  // position in the net, -1 when alone
 	impl    Implementation       // the registration chosen
-	threads int                  // kernel thread budget; 0: GOMAXPROCS at each call
+	threads int                  // kernel thread budget (see CreateWithThreads)
 	rng     *rand.Rand
 	ctx     context.Context // the current run's; nil outside a run
 }
@@ -100,12 +100,16 @@ func (b *Base) SetContext(ctx context.Context) { b.ctx = ctx }
 // argument of parallel.Parts and gemm.Gemm). It is GOMAXPROCS unless the
 // net that created the operator gives it a share of the cores (see
 // CreateWithThreads), as a net running several CPU devices' replicas at
-// once does.
+// once does, and never more than GOMAXPROCS when it is called.
 func (b *Base) Threads() int {
-	if b.threads > 0 {
-		return b.threads
+	procs := runtime.GOMAXPROCS(0)
+	switch {
+	case b.threads > 0:
+		return min(b.threads, procs)
+	case b.threads < 0:
+		return max(1, procs/-b.threads)
 	}
-	return runtime.GOMAXPROCS(0)
+	return procs
 }
 
 // NumInputs returns the number of inputs.
@@ -400,7 +404,10 @@ func Create(def *netdef.OperatorDef, ws Workspace, index int) (Operator, error) 
 }
 
 // CreateWithThreads is Create with a kernel thread budget for the operator
-// (Base.Threads); 0 means GOMAXPROCS at each call.
+// (Base.Threads), read against GOMAXPROCS at each call: 0 means all of
+// GOMAXPROCS; a positive number that many threads, or GOMAXPROCS if that is
+// fewer; −d an equal share for each of d replicas running at once,
+// GOMAXPROCS/d (at least 1).
 func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int) (Operator, error) {
 	wrap := func(err error) error {
 		return &OpError{Index: index, Type: def.GetType(), Name: def.GetName(), Err: err}
@@ -428,7 +435,7 @@ func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int
 	if err != nil {
 		return nil, wrap(err)
 	}
-	b := &Base{def: def, ws: ws, device: dev, impl: impl, threads: max(threads, 0), index: index}
+	b := &Base{def: def, ws: ws, device: dev, impl: impl, threads: threads, index: index}
 	s, _ := SchemaOf(def.GetType())
 	b.anyIn = s != nil && s.InputsCanCrossDevices
 	if devType != netdef.CPU {

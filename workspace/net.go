@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -62,12 +61,13 @@ var executors = map[string]executorType{
 // the most goroutines one kernel call may split its work into. Without it
 // a net whose executor runs the operators of several CPU devices at once
 // (dag and its aliases) gives each operator an equal share of the cores,
-// GOMAXPROCS at creation divided by the number of CPU devices (at least 1),
+// GOMAXPROCS at each call divided by the number of CPU devices (at least 1),
 // so that data-parallel replicas share the cores instead of each splitting
 // its kernels over all of them, which brings LeNet training on 2 devices
 // of batch 32 closer to 1 device of batch 64 using both cores
 // (BenchmarkLeNet in examples/dataparallel). Any other net's operators use
-// GOMAXPROCS at each call.
+// GOMAXPROCS at each call. No budget exceeds GOMAXPROCS at the time of
+// the call, whatever the argument says.
 const KernelThreadsArg = "kernel_threads"
 
 // ExecutorTypes returns the net types (NetDef.type values) this runtime
@@ -167,7 +167,8 @@ func newNet(def *netdef.NetDef, ws *Workspace) (*Net, error) {
 }
 
 // kernelThreads returns the kernel thread budget of def's operators (see
-// KernelThreadsArg); 0 means GOMAXPROCS at each call.
+// KernelThreadsArg) as operators.CreateWithThreads takes it: 0 means
+// GOMAXPROCS at each call, −d a share of it for each of d devices.
 func kernelThreads(def *netdef.NetDef, concurrent bool) (int, error) {
 	if a := netdef.FindArg(def.GetArg(), KernelThreadsArg); a != nil {
 		if a.I == nil || a.GetI() < 1 {
@@ -191,7 +192,7 @@ func kernelThreads(def *netdef.NetDef, concurrent bool) (int, error) {
 	if len(cpus) < 2 {
 		return 0, nil
 	}
-	return max(1, runtime.GOMAXPROCS(0)/len(cpus)), nil
+	return -len(cpus), nil
 }
 
 // checkDeclarations enforces Caffe2's declared-input rule (only when the net

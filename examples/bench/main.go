@@ -10,8 +10,10 @@
 // Each line is NAME, a tab, and the median milliseconds per step over five
 // timed windows (after three warm-up steps), or GFLOP/s for gemm. Lines
 // that start with # are comments: the CPU and the features the kernels
-// look for, the GEMM micro-kernel in use, and after each workload the GEMM
-// paths its operators took in one step (see gemm.Path). -threads takes a
+// look for, the GEMM micro-kernel in use, and after each workload the CPU
+// time per step of every thread together in the median window (which
+// shows what the worker pool burns polling for work) and the GEMM paths
+// its operators took in one step (see gemm.Path). -threads takes a
 // list, such as -threads 1,2,16, and prints one block per thread count.
 package main
 
@@ -164,11 +166,12 @@ func run(out io.Writer, only string, budget time.Duration, shrink int, perOp boo
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
-		perStep, err := timeWindows(func() error { return ws.RunNet(net, 1) }, budget)
+		perStep, cpu, err := timeWindows(func() error { return ws.RunNet(net, 1) }, budget)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 		fmt.Fprintf(out, "%s\t%.3f ms/step\n", w.name, perStep.Seconds()*1e3)
+		printCPU(out, cpu, perStep)
 		if dev == nil {
 			if err := printPaths(out, ws, net); err != nil {
 				return fmt.Errorf("%s: %w", w.name, err)
@@ -190,7 +193,7 @@ func run(out io.Writer, only string, budget time.Duration, shrink int, perOp boo
 		for i := range a {
 			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 		}
-		perCall, err := timeWindows(func() error {
+		perCall, cpu, err := timeWindows(func() error {
 			gemm.Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
 			return nil
 		}, budget)
@@ -198,6 +201,7 @@ func run(out io.Writer, only string, budget time.Duration, shrink int, perOp boo
 			return err
 		}
 		fmt.Fprintf(out, "gemm\t%.1f GFLOP/s\n", 2*n*n*n/perCall.Seconds()/1e9)
+		printCPU(out, cpu, perCall)
 	}
 	return nil
 }
@@ -263,27 +267,39 @@ func printPaths(out io.Writer, ws *workspace.Workspace, net string) error {
 
 // timeWindows runs step three times, then splits budget into five windows,
 // runs step repeatedly in each and returns the median time per step — the
-// peer harness's procedure.
-func timeWindows(step func() error, budget time.Duration) (time.Duration, error) {
+// peer harness's procedure — and the CPU time per step of the process,
+// every thread's together, in that same window (0 where the system does
+// not report it).
+func timeWindows(step func() error, budget time.Duration) (wall, cpu time.Duration, err error) {
 	for i := 0; i < 3; i++ {
 		if err := step(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	const windows = 5
-	per := make([]time.Duration, windows)
+	type window struct{ wall, cpu time.Duration }
+	per := make([]window, windows)
 	for w := range per {
-		start, n := time.Now(), 0
+		start, cpu0, n := time.Now(), processCPU(), 0
 		for time.Since(start) < budget/windows || n == 0 {
 			if err := step(); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			n++
 		}
-		per[w] = time.Since(start) / time.Duration(n)
+		per[w] = window{time.Since(start) / time.Duration(n), (processCPU() - cpu0) / time.Duration(n)}
 	}
-	slices.Sort(per)
-	return per[windows/2], nil
+	slices.SortFunc(per, func(a, b window) int { return cmp.Compare(a.wall, b.wall) })
+	return per[windows/2].wall, per[windows/2].cpu, nil
+}
+
+// printCPU prints, as a comment, the CPU time per step and how many cores
+// that keeps busy on average: the kernels' threads, the garbage collector
+// and whatever time the worker pool spends polling for work.
+func printCPU(out io.Writer, cpu, wall time.Duration) {
+	if cpu > 0 {
+		fmt.Fprintf(out, "#   cpu %.3f ms/step, %.2f cores busy\n", cpu.Seconds()*1e3, cpu.Seconds()/wall.Seconds())
+	}
 }
 
 type workload struct {
@@ -490,7 +506,7 @@ func deviceGemm(out io.Writer, budget time.Duration, dev *netdef.DeviceOption) e
 	if err := ws.CreateNet(net, false); err != nil {
 		return err
 	}
-	perCall, err := timeWindows(func() error { return ws.RunNet(net.Name(), 1) }, budget)
+	perCall, _, err := timeWindows(func() error { return ws.RunNet(net.Name(), 1) }, budget)
 	if err != nil {
 		return err
 	}

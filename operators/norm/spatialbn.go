@@ -165,7 +165,10 @@ func (k *bnKernel[T]) gradChannel(c int) {
 }
 
 // reduce runs a reduction phase (bnStats or bnGradSums); afterwards s[:C]
-// and s2[:C] hold the per-channel sums.
+// and s2[:C] hold the per-channel sums. In NHWC every part adds each row
+// into partial sums of its own, which lie cache lines apart
+// (parallel.Padded): parts that shared a line would take it from each
+// other at every row.
 func (k *bnKernel[T]) reduce(phase int) {
 	k.phase = phase
 	l := k.l
@@ -176,12 +179,13 @@ func (k *bnKernel[T]) reduce(phase int) {
 	}
 	rows := l.n * l.hw
 	parts := parallel.Parts(l.threads, rows, work)
-	k.s, k.s2 = grow(k.s, parts*l.c), grow(k.s2, parts*l.c)
+	stride := parallel.Padded(l.c, 8)
+	k.s, k.s2 = grow(k.s, parts*stride), grow(k.s2, parts*stride)
 	parallel.Run(k, rows, parts)
 	for p := 1; p < parts; p++ {
 		for c := range l.c {
-			k.s[c] += k.s[p*l.c+c]
-			k.s2[c] += k.s2[p*l.c+c]
+			k.s[c] += k.s[p*stride+c]
+			k.s2[c] += k.s2[p*stride+c]
 		}
 	}
 }
@@ -307,7 +311,8 @@ func (k *bnKernel[T]) runRows(part, lo, hi int) {
 	x := k.x[lo*C : hi*C]
 	switch k.phase {
 	case bnStats, bnGradSums:
-		s, s2 := k.s[part*C:(part+1)*C], k.s2[part*C:(part+1)*C]
+		at := part * parallel.Padded(C, 8) // see reduce
+		s, s2 := k.s[at:at+C], k.s2[at:at+C]
 		clear(s)
 		clear(s2)
 		if k.phase == bnStats {

@@ -261,7 +261,9 @@ func (r *convRanger) RunRange(part, lo, hi int) {
 	k := r.kh * r.kw * r.cg
 	col := r.op.cols[part]
 	if cap(col) < k {
-		col = make([]int32, k)
+		// A line of spare capacity after the window keeps the parts'
+		// windows, written at every pixel, off each other's cache lines.
+		col = make([]int32, k, parallel.Padded(k, 4))
 		r.op.cols[part] = col
 	}
 	col = col[:k]

@@ -13,8 +13,18 @@
 // no goroutine and allocates nothing.
 //
 // How many parts one call may use is the caller's thread budget, an
-// argument of Parts rather than GOMAXPROCS: an operator gets it from the net
-// it runs in (operators.Base.Threads), so that data-parallel replicas
-// running at the same time share the cores instead of each splitting its
-// kernels over all of them.
+// argument of Parts: an operator gets it from the net it runs in
+// (operators.Base.Threads), so that data-parallel replicas running at the
+// same time share the cores instead of each splitting its kernels over all
+// of them. GOMAXPROCS, read at each call, bounds it too: Parts never
+// returns more, Run never has more goroutines computing parts of one call
+// (a call split into more parts computes them in turns), and no more
+// workers than could run beside a caller poll for work; the others block.
+//
+// Between calls a worker polls for the next one for a while before it
+// blocks, since waking a blocked goroutine takes far longer than a small
+// kernel; it learns how long from the gaps between its recent jobs (see
+// gaps), so that it does not burn a core through the long gaps of a net's
+// serial operators. A caller whose helpers are slow to finish sleeps
+// rather than polls, and the last helper hands it its processor.
 package parallel

@@ -42,6 +42,7 @@ func TestRunCoversEveryUnitOnce(t *testing.T) {
 }
 
 func TestParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	for _, tc := range []struct{ threads, units, work, want int }{
 		{4, 1, 1 << 30, 1},
 		{4, 100, 10, 1},
