@@ -14,14 +14,14 @@ TEXT ·addS(SB), NOSPLIT, $0-48
 block:
 	CMPQ    CX, $0x20
 	JL      vector
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VADDPS  (DI), Y0, Y0
-	VADDPS  32(DI), Y1, Y1
-	VADDPS  64(DI), Y2, Y2
-	VADDPS  96(DI), Y3, Y3
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VADDPS  (SI), Y0, Y0
+	VADDPS  32(SI), Y1, Y1
+	VADDPS  64(SI), Y2, Y2
+	VADDPS  96(SI), Y3, Y3
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
@@ -34,8 +34,8 @@ block:
 vector:
 	CMPQ    CX, $0x08
 	JL      scalar
-	VMOVUPS (SI), Y0
-	VADDPS  (DI), Y0, Y0
+	VMOVUPS (DI), Y0
+	VADDPS  (SI), Y0, Y0
 	VMOVUPS Y0, (DI)
 	ADDQ    $0x20, SI
 	ADDQ    $0x20, DI
@@ -45,8 +45,8 @@ vector:
 scalar:
 	TESTQ  CX, CX
 	JZ     done
-	VMOVSS (SI), X0
-	VADDSS (DI), X0, X0
+	VMOVSS (DI), X0
+	VADDSS (SI), X0, X0
 	VMOVSS X0, (DI)
 	ADDQ   $0x04, SI
 	ADDQ   $0x04, DI
@@ -67,14 +67,14 @@ TEXT ·addD(SB), NOSPLIT, $0-48
 block:
 	CMPQ    CX, $0x10
 	JL      vector
-	VMOVUPD (SI), Y0
-	VMOVUPD 32(SI), Y1
-	VMOVUPD 64(SI), Y2
-	VMOVUPD 96(SI), Y3
-	VADDPD  (DI), Y0, Y0
-	VADDPD  32(DI), Y1, Y1
-	VADDPD  64(DI), Y2, Y2
-	VADDPD  96(DI), Y3, Y3
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	VADDPD  (SI), Y0, Y0
+	VADDPD  32(SI), Y1, Y1
+	VADDPD  64(SI), Y2, Y2
+	VADDPD  96(SI), Y3, Y3
 	VMOVUPD Y0, (DI)
 	VMOVUPD Y1, 32(DI)
 	VMOVUPD Y2, 64(DI)
@@ -87,8 +87,8 @@ block:
 vector:
 	CMPQ    CX, $0x04
 	JL      scalar
-	VMOVUPD (SI), Y0
-	VADDPD  (DI), Y0, Y0
+	VMOVUPD (DI), Y0
+	VADDPD  (SI), Y0, Y0
 	VMOVUPD Y0, (DI)
 	ADDQ    $0x20, SI
 	ADDQ    $0x20, DI
@@ -98,8 +98,8 @@ vector:
 scalar:
 	TESTQ  CX, CX
 	JZ     done
-	VMOVSD (SI), X0
-	VADDSD (DI), X0, X0
+	VMOVSD (DI), X0
+	VADDSD (SI), X0, X0
 	VMOVSD X0, (DI)
 	ADDQ   $0x08, SI
 	ADDQ   $0x08, DI

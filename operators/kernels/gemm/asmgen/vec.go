@@ -49,11 +49,13 @@ func add(e elem) {
 	Label("block")
 	CMPQ(n, U8(block))
 	JL(LabelRef("vector"))
+	// dst is the first operand of each addition, as in the Go loop's
+	// ADDSS: of two NaNs, the sum is dst's.
 	for i, r := range y {
-		e.load(Mem{Base: src, Disp: 32 * i}, r)
+		e.load(Mem{Base: dst, Disp: 32 * i}, r)
 	}
 	for i, r := range y {
-		vadd(Mem{Base: dst, Disp: 32 * i}, r, r)
+		vadd(Mem{Base: src, Disp: 32 * i}, r, r)
 	}
 	for i, r := range y {
 		e.load(r, Mem{Base: dst, Disp: 32 * i})
@@ -65,8 +67,8 @@ func add(e elem) {
 	Label("vector")
 	CMPQ(n, U8(e.lanes))
 	JL(LabelRef("scalar"))
-	e.load(Mem{Base: src}, reg.Y0)
-	vadd(Mem{Base: dst}, reg.Y0, reg.Y0)
+	e.load(Mem{Base: dst}, reg.Y0)
+	vadd(Mem{Base: src}, reg.Y0, reg.Y0)
 	e.load(reg.Y0, Mem{Base: dst})
 	ADDQ(U8(32), src)
 	ADDQ(U8(32), dst)
@@ -75,8 +77,8 @@ func add(e elem) {
 	Label("scalar")
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
-	sload(Mem{Base: src}, reg.X0)
-	sadd(Mem{Base: dst}, reg.X0, reg.X0)
+	sload(Mem{Base: dst}, reg.X0)
+	sadd(Mem{Base: src}, reg.X0, reg.X0)
 	sload(reg.X0, Mem{Base: dst})
 	ADDQ(U8(e.size), src)
 	ADDQ(U8(e.size), dst)
