@@ -397,3 +397,406 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func add512S(dst []float32, src []float32)
+// Requires: AVX, AVX512F
+TEXT ·add512S(SB), NOSPLIT, $0-48
+	MOVQ dst_len+8(FP), CX
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(DI), Z1
+	VADDPS  64(SI), Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(DI), Z2
+	VADDPS  128(SI), Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(DI), Z3
+	VADDPS  192(SI), Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, SI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (DI), K1, Z0
+	VMOVUPS.Z (SI), K1, Z4
+	VADDPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func add512D(dst []float64, src []float64)
+// Requires: AVX, AVX512F
+TEXT ·add512D(SB), NOSPLIT, $0-48
+	MOVQ dst_len+8(FP), CX
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+
+block:
+	CMPQ    CX, $0x20
+	JB      vector
+	VMOVUPD (DI), Z0
+	VADDPD  (SI), Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(DI), Z1
+	VADDPD  64(SI), Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(DI), Z2
+	VADDPD  128(SI), Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(DI), Z3
+	VADDPD  192(SI), Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x20, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x08
+	JB      tail
+	VMOVUPD (DI), Z0
+	VADDPD  (SI), Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, SI
+	SUBQ    $0x08, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (DI), K1, Z0
+	VMOVUPD.Z (SI), K1, Z4
+	VADDPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func relu512S(x []float32, y []float32)
+// Requires: AVX, AVX512F
+TEXT ·relu512S(SB), NOSPLIT, $0-48
+	MOVQ         x_len+8(FP), CX
+	MOVQ         x_base+0(FP), SI
+	MOVQ         y_base+24(FP), DI
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z31
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VPXORD  (SI), Z31, Z0
+	VMINPS  Z31, Z0, Z4
+	VMINPS  Z0, Z4, Z8
+	VPORD   Z4, Z8, Z8
+	VPXORD  Z31, Z8, Z8
+	VMOVUPS Z8, (DI)
+	VPXORD  64(SI), Z31, Z1
+	VMINPS  Z31, Z1, Z5
+	VMINPS  Z1, Z5, Z9
+	VPORD   Z5, Z9, Z9
+	VPXORD  Z31, Z9, Z9
+	VMOVUPS Z9, 64(DI)
+	VPXORD  128(SI), Z31, Z2
+	VMINPS  Z31, Z2, Z6
+	VMINPS  Z2, Z6, Z10
+	VPORD   Z6, Z10, Z10
+	VPXORD  Z31, Z10, Z10
+	VMOVUPS Z10, 128(DI)
+	VPXORD  192(SI), Z31, Z3
+	VMINPS  Z31, Z3, Z7
+	VMINPS  Z3, Z7, Z11
+	VPORD   Z7, Z11, Z11
+	VPXORD  Z31, Z11, Z11
+	VMOVUPS Z11, 192(DI)
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VPXORD  (SI), Z31, Z0
+	VMINPS  Z31, Z0, Z4
+	VMINPS  Z0, Z4, Z8
+	VPORD   Z4, Z8, Z8
+	VPXORD  Z31, Z8, Z8
+	VMOVUPS Z8, (DI)
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VPXORD    Z31, Z0, Z0
+	VMINPS    Z31, Z0, Z4
+	VMINPS    Z0, Z4, Z8
+	VPORD     Z4, Z8, Z8
+	VPXORD    Z31, Z8, Z8
+	VMOVUPS   Z8, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func reluGrad512S(y []float32, dy []float32, dx []float32)
+// Requires: AVX, AVX512F
+TEXT ·reluGrad512S(SB), NOSPLIT, $0-72
+	MOVQ   y_len+8(FP), CX
+	MOVQ   y_base+0(FP), SI
+	MOVQ   dy_base+24(FP), DX
+	MOVQ   dx_base+48(FP), DI
+	VPXORD Z31, Z31, Z31
+
+block:
+	CMPQ        CX, $0x40
+	JB          vector
+	VMOVDQU32   (SI), Z0
+	VPCMPGTD    Z31, Z0, K2
+	VMOVDQU32.Z (DX), K2, Z4
+	VMOVDQU32   Z4, (DI)
+	VMOVDQU32   64(SI), Z1
+	VPCMPGTD    Z31, Z1, K3
+	VMOVDQU32.Z 64(DX), K3, Z5
+	VMOVDQU32   Z5, 64(DI)
+	VMOVDQU32   128(SI), Z2
+	VPCMPGTD    Z31, Z2, K4
+	VMOVDQU32.Z 128(DX), K4, Z6
+	VMOVDQU32   Z6, 128(DI)
+	VMOVDQU32   192(SI), Z3
+	VPCMPGTD    Z31, Z3, K5
+	VMOVDQU32.Z 192(DX), K5, Z7
+	VMOVDQU32   Z7, 192(DI)
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	ADDQ        $0x00000100, DI
+	SUBQ        $0x40, CX
+	JMP         block
+
+vector:
+	CMPQ        CX, $0x10
+	JB          tail
+	VMOVDQU32   (SI), Z0
+	VPCMPGTD    Z31, Z0, K2
+	VMOVDQU32.Z (DX), K2, Z4
+	VMOVDQU32   Z4, (DI)
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, DI
+	SUBQ        $0x10, CX
+	JMP         vector
+
+tail:
+	TESTQ       CX, CX
+	JZ          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVDQU32.Z (SI), K1, Z0
+	VPCMPGTD    Z31, Z0, K1, K2
+	VMOVDQU32.Z (DX), K2, Z4
+	VMOVDQU32   Z4, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func normalize512S(x []float32, y []float32, m float32, a float32, b float32)
+// Requires: AVX, AVX512F
+TEXT ·normalize512S(SB), NOSPLIT, $0-60
+	MOVQ         x_len+8(FP), CX
+	MOVQ         x_base+0(FP), SI
+	MOVQ         y_base+24(FP), DI
+	VBROADCASTSS m+48(FP), Z28
+	VBROADCASTSS a+52(FP), Z29
+	VBROADCASTSS b+56(FP), Z30
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VMOVUPS (SI), Z0
+	VSUBPS  Z28, Z0, Z0
+	VMULPS  Z29, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VSUBPS  Z28, Z1, Z1
+	VMULPS  Z29, Z1, Z1
+	VADDPS  Z30, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VSUBPS  Z28, Z2, Z2
+	VMULPS  Z29, Z2, Z2
+	VADDPS  Z30, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VSUBPS  Z28, Z3, Z3
+	VMULPS  Z29, Z3, Z3
+	VADDPS  Z30, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VMOVUPS (SI), Z0
+	VSUBPS  Z28, Z0, Z0
+	VMULPS  Z29, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VSUBPS    Z28, Z0, Z0
+	VMULPS    Z29, Z0, Z0
+	VADDPS    Z30, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func normalizeGrad512S(dy []float32, x []float32, dx []float32, m float32, a float32, c float32, d float32)
+// Requires: AVX, AVX512F
+TEXT ·normalizeGrad512S(SB), NOSPLIT, $0-88
+	MOVQ         dy_len+8(FP), CX
+	MOVQ         dy_base+0(FP), SI
+	MOVQ         x_base+24(FP), DX
+	MOVQ         dx_base+48(FP), DI
+	VBROADCASTSS m+72(FP), Z27
+	VBROADCASTSS a+76(FP), Z28
+	VBROADCASTSS c+80(FP), Z29
+	VBROADCASTSS d+84(FP), Z30
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VMOVUPS (SI), Z0
+	VMULPS  Z28, Z0, Z0
+	VMOVUPS (DX), Z4
+	VSUBPS  Z27, Z4, Z4
+	VMULPS  Z29, Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VMULPS  Z28, Z1, Z1
+	VMOVUPS 64(DX), Z5
+	VSUBPS  Z27, Z5, Z5
+	VMULPS  Z29, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VADDPS  Z30, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMULPS  Z28, Z2, Z2
+	VMOVUPS 128(DX), Z6
+	VSUBPS  Z27, Z6, Z6
+	VMULPS  Z29, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VADDPS  Z30, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMULPS  Z28, Z3, Z3
+	VMOVUPS 192(DX), Z7
+	VSUBPS  Z27, Z7, Z7
+	VMULPS  Z29, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VADDPS  Z30, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, DI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VMOVUPS (SI), Z0
+	VMULPS  Z28, Z0, Z0
+	VMOVUPS (DX), Z4
+	VSUBPS  Z27, Z4, Z4
+	VMULPS  Z29, Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, DI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMULPS    Z28, Z0, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VSUBPS    Z27, Z4, Z4
+	VMULPS    Z29, Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z30, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET

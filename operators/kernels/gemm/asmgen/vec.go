@@ -10,7 +10,8 @@ import (
 
 // vecKernels emits package vec's kernels: the adds of each element type
 // and the float32 kernels of normalization, ReLU, the statistics sums and
-// 2×2 max pooling, with their gradients.
+// 2×2 max pooling, with their gradients, then the AVX-512 kernels
+// (vec512.go).
 func vecKernels() {
 	add(f32)
 	add(f64)
@@ -23,6 +24,7 @@ func vecKernels() {
 	sum4S()
 	maxPairsS()
 	maxPairsGradS()
+	vec512Kernels()
 }
 
 // add emits add<S|D>: dst[i] += src[i] for i < len(dst), four YMM vectors a
