@@ -105,3 +105,15 @@ func normalize512S(x []float32, y []float32, m float32, a float32, b float32)
 //
 //go:noescape
 func normalizeGrad512S(dy []float32, x []float32, dx []float32, m float32, a float32, c float32, d float32)
+
+// maxPairs512S sets y[i] = max(max(r0[2i], r0[2i+1]), max(r1[2i], r1[2i+1])) for i < len(y), bit for bit as Go computes it (AVX-512F).
+// The caller checks that r0 and r1 hold 2·len(y) values.
+//
+//go:noescape
+func maxPairs512S(r0 []float32, r1 []float32, y []float32)
+
+// maxPairsGrad512S sets d0[2i+k] = dy[i] where x0[2i+k] == y[i], else +0, and d1 likewise from x1, for i < len(y), k < 2 (AVX-512F).
+// The caller checks that dy is at least as long as y, and x0, x1, d0 and d1 hold 2·len(y) values.
+//
+//go:noescape
+func maxPairsGrad512S(x0 []float32, x1 []float32, y []float32, dy []float32, d0 []float32, d1 []float32)

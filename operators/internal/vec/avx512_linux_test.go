@@ -30,7 +30,7 @@ func TestAVX512TailsAtPageEnd(t *testing.T) {
 		}
 		return unsafe.Slice((*float32)(unsafe.Pointer(&m[0])), page/4)
 	}
-	p, q, o := pageEnd(), pageEnd(), pageEnd()
+	p, q, o, o2, o3 := pageEnd(), pageEnd(), pageEnd(), pageEnd(), pageEnd()
 	r := rand.New(rand.NewPCG(4096, 512))
 	// Parameters known only at run time: with constants the compiler may
 	// turn the Go loop's x·(−1) into −x, which flips a NaN's sign where
@@ -62,6 +62,22 @@ func TestAVX512TailsAtPageEnd(t *testing.T) {
 		NormalizeGrad(dy, x, out, c[0], c[1], c[2], c[3])
 		sameBits(t, "NormalizeGrad at page end", n, 0, out, want)
 
+		r0, r1 := p[len(p)-2*n:], q[len(q)-2*n:]
+		specials(r, r0, 0x10)
+		specials(r, r1, 0x20)
+		maxPairsGo(r0, r1, want)
+		MaxPairs32(r0, r1, out)
+		sameBits(t, "MaxPairs32 at page end", n, 0, out, want)
+
+		y := append([]float32(nil), want...)
+		d0, d1 := o2[len(o2)-2*n:], o3[len(o3)-2*n:]
+		w0, w1 := make([]float32, 2*n), make([]float32, 2*n)
+		maxPairsGradGo(r0, r1, y, out, w0, w1)
+		MaxPairsGrad32(r0, r1, y, out, d0, d1)
+		sameBits(t, "MaxPairsGrad32 d0 at page end", n, 0, d0, w0)
+		sameBits(t, "MaxPairsGrad32 d1 at page end", n, 0, d1, w1)
+
+		x, dy = p[len(p)-n:], q[len(q)-n:]
 		copy(want, x)
 		addGo(want, dy)
 		Add(x, dy)

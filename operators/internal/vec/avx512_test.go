@@ -78,8 +78,8 @@ func sameBits(t *testing.T, what string, n, off int, got, want []float32) {
 	}
 }
 
-// checkKernelBits checks Add, Relu32, ReluGrad32, Normalize and
-// NormalizeGrad, on whichever kernels this CPU selects, bit for bit
+// checkKernelBits checks Add, Relu32, ReluGrad32, Normalize,
+// NormalizeGrad, MaxPairs32 and MaxPairsGrad32, on whichever kernels this CPU selects, bit for bit
 // against the Go loops (see TestAVX512MatchesGo).
 func checkKernelBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 512))
@@ -148,6 +148,8 @@ func checkKernelBits(t *testing.T) {
 			sameBits(t, "ReluGrad32", n, off, dx, want)
 			intact(t, "ReluGrad32", buf, n, off)
 
+			checkPoolBits(t, r, n, off)
+
 			for _, p := range params {
 				y, buf := guarded(n, off)
 				normalizeGo(x, want, p[0], p[1], p[2])
@@ -163,4 +165,46 @@ func checkKernelBits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkPoolBits checks MaxPairs32 and MaxPairsGrad32 on n outputs at
+// element offset off against the Go loops, with special values, ties
+// (inputs repeated across and within the rows) and nothing written
+// outside the slices.
+func checkPoolBits(t *testing.T, r *rand.Rand, n, off int) {
+	r0, r1 := make([]float32, 2*n), make([]float32, 2*n)
+	specials(r, r0, 0x10)
+	specials(r, r1, 0x20)
+	for i := range r1 {
+		switch r.IntN(6) {
+		case 0:
+			r1[i] = r0[i]
+		case 1:
+			r1[i] = r0[i^1]
+		}
+	}
+	y, buf := guarded(n, off)
+	want := make([]float32, n)
+	maxPairsGo(r0, r1, want)
+	MaxPairs32(r0, r1, y)
+	sameBits(t, "MaxPairs32", n, off, y, want)
+	intact(t, "MaxPairs32", buf, n, off)
+
+	dy := make([]float32, n)
+	specials(r, dy, 0x40)
+	yv := append([]float32(nil), want...)
+	for i := range yv {
+		if r.IntN(8) == 0 {
+			yv[i] = r0[2*i+1] // another tie, or none where it is a NaN
+		}
+	}
+	d0, buf0 := guarded(2*n, off)
+	d1, buf1 := guarded(2*n, off)
+	w0, w1 := make([]float32, 2*n), make([]float32, 2*n)
+	maxPairsGradGo(r0, r1, yv, dy, w0, w1)
+	MaxPairsGrad32(r0, r1, yv, dy, d0, d1)
+	sameBits(t, "MaxPairsGrad32 d0", n, off, d0, w0)
+	sameBits(t, "MaxPairsGrad32 d1", n, off, d1, w1)
+	intact(t, "MaxPairsGrad32 d0", buf0, 2*n, off)
+	intact(t, "MaxPairsGrad32 d1", buf1, 2*n, off)
 }

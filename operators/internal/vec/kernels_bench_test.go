@@ -28,5 +28,8 @@ func BenchmarkKernels(b *testing.B) {
 		run("ReluGrad32", 12*n, func() { ReluGrad32(x, dy, y) })
 		run("Normalize", 8*n, func() { Normalize(x, y, 0.5, 2, 1) })
 		run("NormalizeGrad", 12*n, func() { NormalizeGrad(dy, x, y, 0.5, 2, -1, 1) })
+		h := n / 4 // pool outputs from two rows of 2h inputs
+		run("MaxPairs32", 20*h, func() { MaxPairs32(x[:2*h], x[2*h:4*h], y[:h]) })
+		run("MaxPairsGrad32", 40*h, func() { MaxPairsGrad32(x[:2*h], x[2*h:4*h], y[:h], y[h:2*h], dy[:2*h], dy[2*h:4*h]) })
 	}
 }

@@ -43,3 +43,9 @@ func normalize512S(x, y []float32, m, a, b float32) { normalizeGo(x, y, m, a, b)
 func normalizeGrad512S(dy, x, dx []float32, m, a, c, d float32) {
 	normalizeGradGo(dy, x, dx, m, a, c, d)
 }
+
+func maxPairs512S(r0, r1, y []float32) { maxPairsGo(r0, r1, y) }
+
+func maxPairsGrad512S(x0, x1, y, dy, d0, d1 []float32) {
+	maxPairsGradGo(x0, x1, y, dy, d0, d1)
+}
