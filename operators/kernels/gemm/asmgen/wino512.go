@@ -1,0 +1,165 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// wino512Kernels emits package convpool's AVX-512F kernels of the Winograd
+// F(2×2, 3×3) transforms: the input and output transforms of sixteen
+// tiles side by side in a row of tiles (a whole strip of the GEMM's packed
+// V), one tile per lane, with the operations of the Go code for one tile
+// in its order, as the AVX kernels of eight do. The gradient's transform
+// and the rows of four tiles stay at AVX width: a row of sixteen tiles is
+// 32 outputs wide, and narrower planes do not fill a ZMM register.
+func wino512Kernels() {
+	winoIn16S()
+	winoOut16S()
+}
+
+// winoIn16S emits winoIn16S: winoIn8S on ZMM registers, sixteen tiles.
+func winoIn16S() {
+	TEXT("winoIn16S", NOSPLIT, "func(e, o []float32, ld int, v []float32, vl int)")
+	Pragma("noescape")
+	Doc(
+		"winoIn16S transforms sixteen 4×4 input tiles side by side as winoIn8S does eight (AVX-512F).",
+		"The caller checks that e and o hold 3·ld+17 values and v 15·vl+16.",
+	)
+	e := Load(Param("e").Base(), reg.RSI)
+	o := Load(Param("o").Base(), reg.RDX)
+	ld := Load(Param("ld"), reg.RCX)
+	v := Load(Param("v").Base(), reg.RDI)
+	vl := Load(Param("vl"), reg.R8)
+	SHLQ(U8(2), ld)
+	SHLQ(U8(2), vl)
+	e2, o2 := reg.R9, reg.R10
+	LEAQ(Mem{Base: e, Index: ld, Scale: 2}, e2)
+	LEAQ(Mem{Base: o, Index: ld, Scale: 2}, o2)
+	d := func(r, k int) Mem {
+		base := e
+		if k%2 == 1 {
+			base = o
+		}
+		if r >= 2 {
+			base = e2
+			if k%2 == 1 {
+				base = o2
+			}
+		}
+		m := Mem{Base: base, Disp: 4 * (k / 2)}
+		if r%2 == 1 {
+			m.Index, m.Scale = ld, 1
+		}
+		return m
+	}
+	// m[i][k], i the row of Bᵀ·d: d0−d2, d1+d2, d2−d1, d1−d3 of column k.
+	var m [4][4]reg.VecPhysical
+	for k := range 4 {
+		for i := range 4 {
+			m[i][k] = zmm[4*k+i]
+		}
+		VMOVUPS(d(0, k), m[0][k])
+		VSUBPS(d(2, k), m[0][k], m[0][k])
+		VMOVUPS(d(1, k), m[1][k])
+		VADDPS(d(2, k), m[1][k], m[1][k])
+		VMOVUPS(d(2, k), m[2][k])
+		VSUBPS(d(1, k), m[2][k], m[2][k])
+		VMOVUPS(d(1, k), m[3][k])
+		VSUBPS(d(3, k), m[3][k], m[3][k])
+	}
+	// Row i of (Bᵀ·d)·B: m0−m2, m1+m2, m2−m1, m1−m3, to v + (4i+l)·vl.
+	a, b := reg.R11, reg.R12
+	MOVQ(v, a)
+	for i := range 4 {
+		r := m[i]
+		LEAQ(Mem{Base: a, Index: vl, Scale: 2}, b)
+		VSUBPS(r[2], r[0], r[0])
+		VMOVUPS(r[0], Mem{Base: a})
+		VSUBPS(r[1], r[2], r[0])
+		VADDPS(r[2], r[1], r[2])
+		VMOVUPS(r[2], Mem{Base: a, Index: vl, Scale: 1})
+		VMOVUPS(r[0], Mem{Base: b})
+		VSUBPS(r[3], r[1], r[3])
+		VMOVUPS(r[3], Mem{Base: b, Index: vl, Scale: 1})
+		LEAQ(Mem{Base: a, Index: vl, Scale: 4}, a)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// winoOut16S emits winoOut16S: winoOut8S on ZMM registers for sixteen
+// tiles side by side; a two-table permute interleaves the tiles' two
+// columns into 32 outputs a row.
+func winoOut16S() {
+	TEXT("winoOut16S", NOSPLIT, "func(m []float32, ml int, bias float32, y []float32, ld int)")
+	Pragma("noescape")
+	Doc(
+		"winoOut16S transforms sixteen 4×4 product tiles, element ξ of tile j at m[ξ·ml+j], into their",
+		"2×2 output tiles plus bias: the top row of tile j to y[2j], y[2j+1], the bottom row ld further",
+		"(AVX-512F). The caller checks that m holds 15·ml+16 values and y ld+32.",
+	)
+	m := Load(Param("m").Base(), reg.RSI)
+	ml := Load(Param("ml"), reg.RCX)
+	y0 := Load(Param("y").Base(), reg.RDI)
+	ld := Load(Param("ld"), reg.RDX)
+	SHLQ(U8(2), ml)
+	SHLQ(U8(2), ld)
+	y1 := reg.R13
+	LEAQ(Mem{Base: y0, Index: ld, Scale: 1}, y1)
+	ml3 := reg.R8
+	LEAQ(Mem{Base: ml, Index: ml, Scale: 2}, ml3)
+	rows := []reg.Register{m, reg.R9, reg.R10, reg.R11}
+	for r := 1; r < 4; r++ {
+		LEAQ(Mem{Base: rows[r-1], Index: ml, Scale: 4}, rows[r])
+	}
+	at := func(r, c int) Mem {
+		switch c {
+		case 0:
+			return Mem{Base: rows[r]}
+		case 3:
+			return Mem{Base: rows[r], Index: ml3, Scale: 1}
+		}
+		return Mem{Base: rows[r], Index: ml, Scale: uint8(c)}
+	}
+	// Aᵀ·M: s_c = (m0c+m1c)+m2c in Z0…Z3, d_c = (m1c−m2c)−m3c in Z4…Z7.
+	s := zmm[0:4]
+	d := zmm[4:8]
+	for c := range 4 {
+		VMOVUPS(at(0, c), s[c])
+		VADDPS(at(1, c), s[c], s[c])
+		VADDPS(at(2, c), s[c], s[c])
+		VMOVUPS(at(1, c), d[c])
+		VSUBPS(at(2, c), d[c], d[c])
+		VSUBPS(at(3, c), d[c], d[c])
+	}
+	bias := reg.Z8
+	VBROADCASTSS(addr(Param("bias")), bias)
+	// Output 2j of a row from lane j of the left column, 2j+1 from lane j
+	// of the right one (table entries 16 and up).
+	zipLo, zipHi := reg.Z28, reg.Z29
+	indexTable("winoZipLo", func(i int) int { return i/2 + 16*(i%2) }, zipLo)
+	indexTable("winoZipHi", func(i int) int { return 8 + i/2 + 16*(i%2) }, zipHi)
+	// (Aᵀ·M)·A + bias, per row x of Aᵀ·M: ((x0+x1)+x2)+bias and
+	// ((x1−x2)−x3)+bias, interleaved into 32 outputs at y.
+	for i, x := range [][]reg.VecPhysical{s, d} {
+		y := y0
+		if i == 1 {
+			y = y1
+		}
+		VADDPS(x[1], x[0], reg.Z9)
+		VADDPS(x[2], reg.Z9, reg.Z9)
+		VADDPS(bias, reg.Z9, reg.Z9)
+		VSUBPS(x[2], x[1], reg.Z10)
+		VSUBPS(x[3], reg.Z10, reg.Z10)
+		VADDPS(bias, reg.Z10, reg.Z10)
+		VMOVDQA32(zipLo, reg.Z11)
+		VPERMI2PS(reg.Z10, reg.Z9, reg.Z11)
+		VMOVDQA32(zipHi, reg.Z12)
+		VPERMI2PS(reg.Z10, reg.Z9, reg.Z12)
+		VMOVUPS(reg.Z11, Mem{Base: y})
+		VMOVUPS(reg.Z12, Mem{Base: y, Disp: 64})
+	}
+	VZEROUPPER()
+	RET()
+}
