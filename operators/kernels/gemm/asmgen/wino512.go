@@ -10,9 +10,10 @@ import (
 // F(2×2, 3×3) transforms: the input and output transforms of sixteen
 // tiles side by side in a row of tiles (a whole strip of the GEMM's packed
 // V), one tile per lane, with the operations of the Go code for one tile
-// in its order, as the AVX kernels of eight do. The gradient's transform
-// and the rows of four tiles stay at AVX width: a row of sixteen tiles is
-// 32 outputs wide, and narrower planes do not fill a ZMM register.
+// in its order, as the AVX kernels of eight do. They need rows of at least
+// sixteen tiles (planes 32 wide); rows of four tiles (winoIn4x2S) stay
+// with the AVX kernels, and so does the gradient's transform (winoGrad8S),
+// for which there was no time.
 func wino512Kernels() {
 	winoIn16S()
 	winoOut16S()
