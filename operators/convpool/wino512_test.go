@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// TestAVX512WinoKernelsMatchGo checks the AVX-512 transforms (sixteen tiles
-// side by side) bit for bit against the Go code for one tile, on data with
+// TestAVX512WinoKernelsMatchGo checks the AVX-512 transforms of the input,
+// the output and the output's gradient (sixteen tiles side by side) bit for
+// bit against the Go code for one tile, on data with
 // signed zeros, infinities and NaNs among normal values, with strides that
 // are not multiples of sixteen. The NaNs all have one bit pattern: where
 // two NaNs meet in an addition the result is the first operand's, and the
@@ -56,4 +57,15 @@ func TestAVX512WinoKernelsMatchGo(t *testing.T) {
 		winoOutputTile(p, m[j:], vl, -0.75, wantY, 2*j, 0)
 	}
 	same("winoOut16S", y, wantY)
+
+	plane := rnd(w + 32)
+	plane[3] = float32(math.Copysign(0, -1)) // −0 and +0 negate to different bits
+	plane[w+5] = 0
+	clear(got)
+	clear(want)
+	winoGrad16S(plane, w, got, vl)
+	for j := range 16 {
+		winoGradTile(p, plane, 2*j, 0, want[j:], vl)
+	}
+	same("winoGrad16S", got, want)
 }

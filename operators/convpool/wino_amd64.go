@@ -53,3 +53,10 @@ func winoIn16S(e []float32, o []float32, ld int, v []float32, vl int)
 //
 //go:noescape
 func winoOut16S(m []float32, ml int, bias float32, y []float32, ld int)
+
+// winoGrad16S transforms sixteen 2×2 tiles side by side, tile j's top row at dy[2j], dy[2j+1],
+// its bottom row ld further, into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX-512F).
+// The caller checks that dy holds ld+32 values and y 15·yl+16.
+//
+//go:noescape
+func winoGrad16S(dy []float32, ld int, y []float32, yl int)

@@ -569,3 +569,111 @@ DATA winoZipHi<>+52(SB)/4, $0x0000001e
 DATA winoZipHi<>+56(SB)/4, $0x0000000f
 DATA winoZipHi<>+60(SB)/4, $0x0000001f
 GLOBL winoZipHi<>(SB), RODATA|NOPTR, $64
+
+// func winoGrad16S(dy []float32, ld int, y []float32, yl int)
+// Requires: AVX, AVX512F
+TEXT ·winoGrad16S(SB), NOSPLIT, $0-64
+	MOVQ         dy_base+0(FP), SI
+	MOVQ         ld+24(FP), DX
+	MOVQ         y_base+32(FP), DI
+	MOVQ         yl+56(FP), CX
+	SHLQ         $0x02, CX
+	SHLQ         $0x02, DX
+	LEAQ         (SI)(DX*1), R11
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU32    winoEven<>+0(SB), Z30
+	VMOVDQU32    winoOdd<>+0(SB), Z29
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VMOVDQA32    Z30, Z2
+	VPERMI2PS    Z1, Z0, Z2
+	VMOVDQA32    Z29, Z3
+	VPERMI2PS    Z1, Z0, Z3
+	VMOVUPS      (R11), Z0
+	VMOVUPS      64(R11), Z1
+	VMOVDQA32    Z30, Z4
+	VPERMI2PS    Z1, Z0, Z4
+	VMOVDQA32    Z29, Z5
+	VPERMI2PS    Z1, Z0, Z5
+	VADDPS       Z4, Z2, Z6
+	VADDPS       Z5, Z3, Z7
+	VSUBPS       Z4, Z2, Z8
+	VSUBPS       Z5, Z3, Z9
+	VPXORD       Z31, Z4, Z10
+	VPXORD       Z31, Z5, Z11
+	MOVQ         DI, R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z2, (R8)
+	VADDPS       Z3, Z2, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z3, Z2, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z3, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z6, (R8)
+	VADDPS       Z7, Z6, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z7, Z6, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z7, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z8, (R8)
+	VADDPS       Z9, Z8, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z9, Z8, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z9, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z10, (R8)
+	VADDPS       Z11, Z10, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z11, Z10, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z11, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	VZEROUPPER
+	RET
+
+DATA winoEven<>+0(SB)/4, $0x00000000
+DATA winoEven<>+4(SB)/4, $0x00000002
+DATA winoEven<>+8(SB)/4, $0x00000004
+DATA winoEven<>+12(SB)/4, $0x00000006
+DATA winoEven<>+16(SB)/4, $0x00000008
+DATA winoEven<>+20(SB)/4, $0x0000000a
+DATA winoEven<>+24(SB)/4, $0x0000000c
+DATA winoEven<>+28(SB)/4, $0x0000000e
+DATA winoEven<>+32(SB)/4, $0x00000010
+DATA winoEven<>+36(SB)/4, $0x00000012
+DATA winoEven<>+40(SB)/4, $0x00000014
+DATA winoEven<>+44(SB)/4, $0x00000016
+DATA winoEven<>+48(SB)/4, $0x00000018
+DATA winoEven<>+52(SB)/4, $0x0000001a
+DATA winoEven<>+56(SB)/4, $0x0000001c
+DATA winoEven<>+60(SB)/4, $0x0000001e
+GLOBL winoEven<>(SB), RODATA|NOPTR, $64
+
+DATA winoOdd<>+0(SB)/4, $0x00000001
+DATA winoOdd<>+4(SB)/4, $0x00000003
+DATA winoOdd<>+8(SB)/4, $0x00000005
+DATA winoOdd<>+12(SB)/4, $0x00000007
+DATA winoOdd<>+16(SB)/4, $0x00000009
+DATA winoOdd<>+20(SB)/4, $0x0000000b
+DATA winoOdd<>+24(SB)/4, $0x0000000d
+DATA winoOdd<>+28(SB)/4, $0x0000000f
+DATA winoOdd<>+32(SB)/4, $0x00000011
+DATA winoOdd<>+36(SB)/4, $0x00000013
+DATA winoOdd<>+40(SB)/4, $0x00000015
+DATA winoOdd<>+44(SB)/4, $0x00000017
+DATA winoOdd<>+48(SB)/4, $0x00000019
+DATA winoOdd<>+52(SB)/4, $0x0000001b
+DATA winoOdd<>+56(SB)/4, $0x0000001d
+DATA winoOdd<>+60(SB)/4, $0x0000001f
+GLOBL winoOdd<>(SB), RODATA|NOPTR, $64

@@ -27,3 +27,5 @@ func winoIn16S(e, o []float32, ld int, v []float32, vl int) { panic("convpool: n
 func winoOut16S(m []float32, ml int, bias float32, y []float32, ld int) {
 	panic("convpool: no AVX-512 kernel")
 }
+
+func winoGrad16S(dy []float32, ld int, y []float32, yl int) { panic("convpool: no AVX-512 kernel") }

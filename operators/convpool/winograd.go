@@ -528,14 +528,15 @@ func winoDW[T blob.Float](p *winoPlan, threads, images int, in, dy, z, v, y, pad
 
 // winoGradTiles sets y to the 16 matrices Y_ξ (out × n, yl apart) of the
 // output-gradient tiles [t0, t0+n): Y_ξ[ch][t−t0] = (A·e·Aᵀ)_ξ for the 2×2
-// tile e of channel ch of dy under tile t, zero past the edges. Eight
-// whole tiles side by side in a row of tiles, or in two rows of four, go
-// through winoGrad8S where it runs.
+// tile e of channel ch of dy under tile t, zero past the edges. Sixteen
+// whole tiles side by side in a row of tiles go through winoGrad16S where
+// it runs; eight side by side, or in two rows of four, through winoGrad8S.
 func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
 	ow := p.outW
 	dy32, _ := any(dy).([]float32)
 	y32, _ := any(y).([]float32)
 	fast := hasWinoAVX2 && dy32 != nil
+	fast16 := hasWinoAVX512 && dy32 != nil
 	for ch := range p.out {
 		img, rest := t0/p.tiles, t0%p.tiles
 		ty, tx := rest/p.tilesW, rest%p.tilesW
@@ -544,7 +545,11 @@ func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
 			plane := dy[base : base+p.outSz]
 			x, r := 2*tx, 2*ty
 			step := 1
-			if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
+			if fast16 && t+16 <= n && r+1 < p.outH && tx+16 <= p.tilesW && x+32 <= ow {
+				at := base + r*ow + x
+				winoGrad16S(dy32[at:at+ow+32], ow, y32[ch*n+t:ch*n+t+15*yl+16], yl)
+				step = 16
+			} else if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
 				at := base + r*ow + x
 				winoGrad8S(dy32[at:at+ow+off+8], ow, off, y32[ch*n+t:ch*n+t+15*yl+8], yl)
 				step = 8

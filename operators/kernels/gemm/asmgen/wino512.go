@@ -10,13 +10,13 @@ import (
 // F(2×2, 3×3) transforms: the input and output transforms of sixteen
 // tiles side by side in a row of tiles (a whole strip of the GEMM's packed
 // V), one tile per lane, with the operations of the Go code for one tile
-// in its order, as the AVX kernels of eight do. They need rows of at least
-// sixteen tiles (planes 32 wide); rows of four tiles (winoIn4x2S) stay
-// with the AVX kernels, and so does the gradient's transform (winoGrad8S),
-// for which there was no time.
+// in its order, as the AVX kernels of eight do, and the transform of
+// sixteen output-gradient tiles. They need rows of at least sixteen tiles
+// (planes 32 wide); rows of four tiles stay with the AVX kernels.
 func wino512Kernels() {
 	winoIn16S()
 	winoOut16S()
+	winoGrad16S()
 }
 
 // winoIn16S emits winoIn16S: winoIn8S on ZMM registers, sixteen tiles.
@@ -160,6 +160,69 @@ func winoOut16S() {
 		VPERMI2PS(reg.Z10, reg.Z9, reg.Z12)
 		VMOVUPS(reg.Z11, Mem{Base: y})
 		VMOVUPS(reg.Z12, Mem{Base: y, Disp: 64})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// winoGrad16S emits winoGrad16S: winoGrad8S on ZMM registers for sixteen
+// tiles side by side; a two-table permute takes the even and odd elements
+// of each row of 32 apart.
+func winoGrad16S() {
+	TEXT("winoGrad16S", NOSPLIT, "func(dy []float32, ld int, y []float32, yl int)")
+	Pragma("noescape")
+	Doc(
+		"winoGrad16S transforms sixteen 2×2 tiles side by side, tile j's top row at dy[2j], dy[2j+1],",
+		"its bottom row ld further, into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX-512F).",
+		"The caller checks that dy holds ld+32 values and y 15·yl+16.",
+	)
+	dy := Load(Param("dy").Base(), reg.RSI)
+	ld := Load(Param("ld"), reg.RDX)
+	y := Load(Param("y").Base(), reg.RDI)
+	yl := Load(Param("yl"), reg.RCX)
+	SHLQ(U8(2), yl)
+	SHLQ(U8(2), ld)
+	r1 := reg.R11
+	LEAQ(Mem{Base: dy, Index: ld, Scale: 1}, r1)
+	sign, even, odd := reg.Z31, reg.Z30, reg.Z29
+	MOVL(U32(0x80000000), reg.EAX)
+	VPBROADCASTD(reg.EAX, sign)
+	indexTable("winoEven", func(i int) int { return 2 * i }, even)
+	indexTable("winoOdd", func(i int) int { return 2*i + 1 }, odd)
+	// evenOdd16 sets e and o to the even and odd elements of the 32 at p.
+	evenOdd16 := func(p reg.Register, e, o reg.VecPhysical) {
+		VMOVUPS(Mem{Base: p}, reg.Z0)
+		VMOVUPS(Mem{Base: p, Disp: 64}, reg.Z1)
+		VMOVDQA32(even, e)
+		VPERMI2PS(reg.Z1, reg.Z0, e)
+		VMOVDQA32(odd, o)
+		VPERMI2PS(reg.Z1, reg.Z0, o)
+	}
+	e00, e01, e10, e11 := reg.Z2, reg.Z3, reg.Z4, reg.Z5
+	evenOdd16(dy, e00, e01)
+	evenOdd16(r1, e10, e11)
+	// Rows of A·e: e0, e0+e1, e0−e1, −e1 (a sign flip, as Go negates).
+	rows := [4][2]reg.VecPhysical{{e00, e01}, {reg.Z6, reg.Z7}, {reg.Z8, reg.Z9}, {reg.Z10, reg.Z11}}
+	VADDPS(e10, e00, reg.Z6)
+	VADDPS(e11, e01, reg.Z7)
+	VSUBPS(e10, e00, reg.Z8)
+	VSUBPS(e11, e01, reg.Z9)
+	VPXORD(sign, e10, reg.Z10)
+	VPXORD(sign, e11, reg.Z11)
+	// Columns of each row (x0, x1): x0, x0+x1, x0−x1, −x1, to y + (4i+l)·yl.
+	a, b := reg.R8, reg.R9
+	MOVQ(y, a)
+	for _, r := range rows {
+		x0, x1 := r[0], r[1]
+		LEAQ(Mem{Base: a, Index: yl, Scale: 2}, b)
+		VMOVUPS(x0, Mem{Base: a})
+		VADDPS(x1, x0, reg.Z12)
+		VMOVUPS(reg.Z12, Mem{Base: a, Index: yl, Scale: 1})
+		VSUBPS(x1, x0, reg.Z13)
+		VMOVUPS(reg.Z13, Mem{Base: b})
+		VPXORD(sign, x1, reg.Z14)
+		VMOVUPS(reg.Z14, Mem{Base: b, Index: yl, Scale: 1})
+		LEAQ(Mem{Base: a, Index: yl, Scale: 4}, a)
 	}
 	VZEROUPPER()
 	RET()
