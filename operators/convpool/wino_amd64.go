@@ -40,3 +40,23 @@ func winoGrad8S(dy []float32, ld int, off int, y []float32, yl int)
 //
 //go:noescape
 func deinterleaveS(src []float32, even []float32, odd []float32)
+
+// winoIn16S transforms sixteen 4×4 input tiles side by side as winoIn8S does eight (AVX-512F).
+// The caller checks that e and o hold 3·ld+17 values and v 15·vl+16.
+//
+//go:noescape
+func winoIn16S(e []float32, o []float32, ld int, v []float32, vl int)
+
+// winoOut16S transforms sixteen 4×4 product tiles, element ξ of tile j at m[ξ·ml+j], into their
+// 2×2 output tiles plus bias: the top row of tile j to y[2j], y[2j+1], the bottom row ld further
+// (AVX-512F). The caller checks that m holds 15·ml+16 values and y ld+32.
+//
+//go:noescape
+func winoOut16S(m []float32, ml int, bias float32, y []float32, ld int)
+
+// winoGrad16S transforms sixteen 2×2 tiles side by side, tile j's top row at dy[2j], dy[2j+1],
+// its bottom row ld further, into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX-512F).
+// The caller checks that dy holds ld+32 values and y 15·yl+16.
+//
+//go:noescape
+func winoGrad16S(dy []float32, ld int, y []float32, yl int)

@@ -377,3 +377,303 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func winoIn16S(e []float32, o []float32, ld int, v []float32, vl int)
+// Requires: AVX, AVX512F
+TEXT ·winoIn16S(SB), NOSPLIT, $0-88
+	MOVQ    e_base+0(FP), SI
+	MOVQ    o_base+24(FP), DX
+	MOVQ    ld+48(FP), CX
+	MOVQ    v_base+56(FP), DI
+	MOVQ    vl+80(FP), R8
+	SHLQ    $0x02, CX
+	SHLQ    $0x02, R8
+	LEAQ    (SI)(CX*2), R9
+	LEAQ    (DX)(CX*2), R10
+	VMOVUPS (SI), Z0
+	VSUBPS  (R9), Z0, Z0
+	VMOVUPS (SI)(CX*1), Z1
+	VADDPS  (R9), Z1, Z1
+	VMOVUPS (R9), Z2
+	VSUBPS  (SI)(CX*1), Z2, Z2
+	VMOVUPS (SI)(CX*1), Z3
+	VSUBPS  (R9)(CX*1), Z3, Z3
+	VMOVUPS (DX), Z4
+	VSUBPS  (R10), Z4, Z4
+	VMOVUPS (DX)(CX*1), Z5
+	VADDPS  (R10), Z5, Z5
+	VMOVUPS (R10), Z6
+	VSUBPS  (DX)(CX*1), Z6, Z6
+	VMOVUPS (DX)(CX*1), Z7
+	VSUBPS  (R10)(CX*1), Z7, Z7
+	VMOVUPS 4(SI), Z8
+	VSUBPS  4(R9), Z8, Z8
+	VMOVUPS 4(SI)(CX*1), Z9
+	VADDPS  4(R9), Z9, Z9
+	VMOVUPS 4(R9), Z10
+	VSUBPS  4(SI)(CX*1), Z10, Z10
+	VMOVUPS 4(SI)(CX*1), Z11
+	VSUBPS  4(R9)(CX*1), Z11, Z11
+	VMOVUPS 4(DX), Z12
+	VSUBPS  4(R10), Z12, Z12
+	VMOVUPS 4(DX)(CX*1), Z13
+	VADDPS  4(R10), Z13, Z13
+	VMOVUPS 4(R10), Z14
+	VSUBPS  4(DX)(CX*1), Z14, Z14
+	VMOVUPS 4(DX)(CX*1), Z15
+	VSUBPS  4(R10)(CX*1), Z15, Z15
+	MOVQ    DI, R11
+	LEAQ    (R11)(R8*2), R12
+	VSUBPS  Z8, Z0, Z0
+	VMOVUPS Z0, (R11)
+	VSUBPS  Z4, Z8, Z0
+	VADDPS  Z8, Z4, Z8
+	VMOVUPS Z8, (R11)(R8*1)
+	VMOVUPS Z0, (R12)
+	VSUBPS  Z12, Z4, Z12
+	VMOVUPS Z12, (R12)(R8*1)
+	LEAQ    (R11)(R8*4), R11
+	LEAQ    (R11)(R8*2), R12
+	VSUBPS  Z9, Z1, Z1
+	VMOVUPS Z1, (R11)
+	VSUBPS  Z5, Z9, Z1
+	VADDPS  Z9, Z5, Z9
+	VMOVUPS Z9, (R11)(R8*1)
+	VMOVUPS Z1, (R12)
+	VSUBPS  Z13, Z5, Z13
+	VMOVUPS Z13, (R12)(R8*1)
+	LEAQ    (R11)(R8*4), R11
+	LEAQ    (R11)(R8*2), R12
+	VSUBPS  Z10, Z2, Z2
+	VMOVUPS Z2, (R11)
+	VSUBPS  Z6, Z10, Z2
+	VADDPS  Z10, Z6, Z10
+	VMOVUPS Z10, (R11)(R8*1)
+	VMOVUPS Z2, (R12)
+	VSUBPS  Z14, Z6, Z14
+	VMOVUPS Z14, (R12)(R8*1)
+	LEAQ    (R11)(R8*4), R11
+	LEAQ    (R11)(R8*2), R12
+	VSUBPS  Z11, Z3, Z3
+	VMOVUPS Z3, (R11)
+	VSUBPS  Z7, Z11, Z3
+	VADDPS  Z11, Z7, Z11
+	VMOVUPS Z11, (R11)(R8*1)
+	VMOVUPS Z3, (R12)
+	VSUBPS  Z15, Z7, Z15
+	VMOVUPS Z15, (R12)(R8*1)
+	LEAQ    (R11)(R8*4), R11
+	VZEROUPPER
+	RET
+
+// func winoOut16S(m []float32, ml int, bias float32, y []float32, ld int)
+// Requires: AVX, AVX512F
+TEXT ·winoOut16S(SB), NOSPLIT, $0-72
+	MOVQ         m_base+0(FP), SI
+	MOVQ         ml+24(FP), CX
+	MOVQ         y_base+40(FP), DI
+	MOVQ         ld+64(FP), DX
+	SHLQ         $0x02, CX
+	SHLQ         $0x02, DX
+	LEAQ         (DI)(DX*1), R13
+	LEAQ         (CX)(CX*2), R8
+	LEAQ         (SI)(CX*4), R9
+	LEAQ         (R9)(CX*4), R10
+	LEAQ         (R10)(CX*4), R11
+	VMOVUPS      (SI), Z0
+	VADDPS       (R9), Z0, Z0
+	VADDPS       (R10), Z0, Z0
+	VMOVUPS      (R9), Z4
+	VSUBPS       (R10), Z4, Z4
+	VSUBPS       (R11), Z4, Z4
+	VMOVUPS      (SI)(CX*1), Z1
+	VADDPS       (R9)(CX*1), Z1, Z1
+	VADDPS       (R10)(CX*1), Z1, Z1
+	VMOVUPS      (R9)(CX*1), Z5
+	VSUBPS       (R10)(CX*1), Z5, Z5
+	VSUBPS       (R11)(CX*1), Z5, Z5
+	VMOVUPS      (SI)(CX*2), Z2
+	VADDPS       (R9)(CX*2), Z2, Z2
+	VADDPS       (R10)(CX*2), Z2, Z2
+	VMOVUPS      (R9)(CX*2), Z6
+	VSUBPS       (R10)(CX*2), Z6, Z6
+	VSUBPS       (R11)(CX*2), Z6, Z6
+	VMOVUPS      (SI)(R8*1), Z3
+	VADDPS       (R9)(R8*1), Z3, Z3
+	VADDPS       (R10)(R8*1), Z3, Z3
+	VMOVUPS      (R9)(R8*1), Z7
+	VSUBPS       (R10)(R8*1), Z7, Z7
+	VSUBPS       (R11)(R8*1), Z7, Z7
+	VBROADCASTSS bias+32(FP), Z8
+	VMOVDQU32    winoZipLo<>+0(SB), Z28
+	VMOVDQU32    winoZipHi<>+0(SB), Z29
+	VADDPS       Z1, Z0, Z9
+	VADDPS       Z2, Z9, Z9
+	VADDPS       Z8, Z9, Z9
+	VSUBPS       Z2, Z1, Z10
+	VSUBPS       Z3, Z10, Z10
+	VADDPS       Z8, Z10, Z10
+	VMOVDQA32    Z28, Z11
+	VPERMI2PS    Z10, Z9, Z11
+	VMOVDQA32    Z29, Z12
+	VPERMI2PS    Z10, Z9, Z12
+	VMOVUPS      Z11, (DI)
+	VMOVUPS      Z12, 64(DI)
+	VADDPS       Z5, Z4, Z9
+	VADDPS       Z6, Z9, Z9
+	VADDPS       Z8, Z9, Z9
+	VSUBPS       Z6, Z5, Z10
+	VSUBPS       Z7, Z10, Z10
+	VADDPS       Z8, Z10, Z10
+	VMOVDQA32    Z28, Z11
+	VPERMI2PS    Z10, Z9, Z11
+	VMOVDQA32    Z29, Z12
+	VPERMI2PS    Z10, Z9, Z12
+	VMOVUPS      Z11, (R13)
+	VMOVUPS      Z12, 64(R13)
+	VZEROUPPER
+	RET
+
+DATA winoZipLo<>+0(SB)/4, $0x00000000
+DATA winoZipLo<>+4(SB)/4, $0x00000010
+DATA winoZipLo<>+8(SB)/4, $0x00000001
+DATA winoZipLo<>+12(SB)/4, $0x00000011
+DATA winoZipLo<>+16(SB)/4, $0x00000002
+DATA winoZipLo<>+20(SB)/4, $0x00000012
+DATA winoZipLo<>+24(SB)/4, $0x00000003
+DATA winoZipLo<>+28(SB)/4, $0x00000013
+DATA winoZipLo<>+32(SB)/4, $0x00000004
+DATA winoZipLo<>+36(SB)/4, $0x00000014
+DATA winoZipLo<>+40(SB)/4, $0x00000005
+DATA winoZipLo<>+44(SB)/4, $0x00000015
+DATA winoZipLo<>+48(SB)/4, $0x00000006
+DATA winoZipLo<>+52(SB)/4, $0x00000016
+DATA winoZipLo<>+56(SB)/4, $0x00000007
+DATA winoZipLo<>+60(SB)/4, $0x00000017
+GLOBL winoZipLo<>(SB), RODATA|NOPTR, $64
+
+DATA winoZipHi<>+0(SB)/4, $0x00000008
+DATA winoZipHi<>+4(SB)/4, $0x00000018
+DATA winoZipHi<>+8(SB)/4, $0x00000009
+DATA winoZipHi<>+12(SB)/4, $0x00000019
+DATA winoZipHi<>+16(SB)/4, $0x0000000a
+DATA winoZipHi<>+20(SB)/4, $0x0000001a
+DATA winoZipHi<>+24(SB)/4, $0x0000000b
+DATA winoZipHi<>+28(SB)/4, $0x0000001b
+DATA winoZipHi<>+32(SB)/4, $0x0000000c
+DATA winoZipHi<>+36(SB)/4, $0x0000001c
+DATA winoZipHi<>+40(SB)/4, $0x0000000d
+DATA winoZipHi<>+44(SB)/4, $0x0000001d
+DATA winoZipHi<>+48(SB)/4, $0x0000000e
+DATA winoZipHi<>+52(SB)/4, $0x0000001e
+DATA winoZipHi<>+56(SB)/4, $0x0000000f
+DATA winoZipHi<>+60(SB)/4, $0x0000001f
+GLOBL winoZipHi<>(SB), RODATA|NOPTR, $64
+
+// func winoGrad16S(dy []float32, ld int, y []float32, yl int)
+// Requires: AVX, AVX512F
+TEXT ·winoGrad16S(SB), NOSPLIT, $0-64
+	MOVQ         dy_base+0(FP), SI
+	MOVQ         ld+24(FP), DX
+	MOVQ         y_base+32(FP), DI
+	MOVQ         yl+56(FP), CX
+	SHLQ         $0x02, CX
+	SHLQ         $0x02, DX
+	LEAQ         (SI)(DX*1), R11
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU32    winoEven<>+0(SB), Z30
+	VMOVDQU32    winoOdd<>+0(SB), Z29
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VMOVDQA32    Z30, Z2
+	VPERMI2PS    Z1, Z0, Z2
+	VMOVDQA32    Z29, Z3
+	VPERMI2PS    Z1, Z0, Z3
+	VMOVUPS      (R11), Z0
+	VMOVUPS      64(R11), Z1
+	VMOVDQA32    Z30, Z4
+	VPERMI2PS    Z1, Z0, Z4
+	VMOVDQA32    Z29, Z5
+	VPERMI2PS    Z1, Z0, Z5
+	VADDPS       Z4, Z2, Z6
+	VADDPS       Z5, Z3, Z7
+	VSUBPS       Z4, Z2, Z8
+	VSUBPS       Z5, Z3, Z9
+	VPXORD       Z31, Z4, Z10
+	VPXORD       Z31, Z5, Z11
+	MOVQ         DI, R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z2, (R8)
+	VADDPS       Z3, Z2, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z3, Z2, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z3, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z6, (R8)
+	VADDPS       Z7, Z6, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z7, Z6, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z7, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z8, (R8)
+	VADDPS       Z9, Z8, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z9, Z8, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z9, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R8)(CX*2), R9
+	VMOVUPS      Z10, (R8)
+	VADDPS       Z11, Z10, Z12
+	VMOVUPS      Z12, (R8)(CX*1)
+	VSUBPS       Z11, Z10, Z13
+	VMOVUPS      Z13, (R9)
+	VPXORD       Z31, Z11, Z14
+	VMOVUPS      Z14, (R9)(CX*1)
+	LEAQ         (R8)(CX*4), R8
+	VZEROUPPER
+	RET
+
+DATA winoEven<>+0(SB)/4, $0x00000000
+DATA winoEven<>+4(SB)/4, $0x00000002
+DATA winoEven<>+8(SB)/4, $0x00000004
+DATA winoEven<>+12(SB)/4, $0x00000006
+DATA winoEven<>+16(SB)/4, $0x00000008
+DATA winoEven<>+20(SB)/4, $0x0000000a
+DATA winoEven<>+24(SB)/4, $0x0000000c
+DATA winoEven<>+28(SB)/4, $0x0000000e
+DATA winoEven<>+32(SB)/4, $0x00000010
+DATA winoEven<>+36(SB)/4, $0x00000012
+DATA winoEven<>+40(SB)/4, $0x00000014
+DATA winoEven<>+44(SB)/4, $0x00000016
+DATA winoEven<>+48(SB)/4, $0x00000018
+DATA winoEven<>+52(SB)/4, $0x0000001a
+DATA winoEven<>+56(SB)/4, $0x0000001c
+DATA winoEven<>+60(SB)/4, $0x0000001e
+GLOBL winoEven<>(SB), RODATA|NOPTR, $64
+
+DATA winoOdd<>+0(SB)/4, $0x00000001
+DATA winoOdd<>+4(SB)/4, $0x00000003
+DATA winoOdd<>+8(SB)/4, $0x00000005
+DATA winoOdd<>+12(SB)/4, $0x00000007
+DATA winoOdd<>+16(SB)/4, $0x00000009
+DATA winoOdd<>+20(SB)/4, $0x0000000b
+DATA winoOdd<>+24(SB)/4, $0x0000000d
+DATA winoOdd<>+28(SB)/4, $0x0000000f
+DATA winoOdd<>+32(SB)/4, $0x00000011
+DATA winoOdd<>+36(SB)/4, $0x00000013
+DATA winoOdd<>+40(SB)/4, $0x00000015
+DATA winoOdd<>+44(SB)/4, $0x00000017
+DATA winoOdd<>+48(SB)/4, $0x00000019
+DATA winoOdd<>+52(SB)/4, $0x0000001b
+DATA winoOdd<>+56(SB)/4, $0x0000001d
+DATA winoOdd<>+60(SB)/4, $0x0000001f
+GLOBL winoOdd<>(SB), RODATA|NOPTR, $64

@@ -13,3 +13,8 @@ var hasWinoAVX = cpu.X86.HasAVX
 // hasWinoAVX2 reports whether the AVX2 kernels (deinterleaveS and
 // winoGrad8S, which permute 64-bit blocks across the lanes) can run.
 var hasWinoAVX2 = cpu.X86.HasAVX2
+
+// hasWinoAVX512 reports whether the AVX-512F kernels (winoIn16S,
+// winoOut16S and winoGrad16S, sixteen tiles side by side) can run;
+// GODEBUG=cpu.avx512f=off turns them off.
+var hasWinoAVX512 = cpu.X86.HasAVX512F

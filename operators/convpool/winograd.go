@@ -121,8 +121,8 @@ func newWinoPlan(in, out, inH, inW, outH, outW, padT, padL int) winoPlan {
 }
 
 // advance returns the image, row and column of the tile step tiles after
-// (img, ty, tx), step 1, or 8 within one row of tiles or over two rows of
-// four.
+// (img, ty, tx), step 1, or 8 or 16 within one row of tiles, or 8 over two
+// rows of four.
 func (p *winoPlan) advance(img, ty, tx, step int) (int, int, int) {
 	if tx += step; tx >= p.tilesW {
 		ty += tx / p.tilesW
@@ -255,15 +255,18 @@ func winoRun[T blob.Float](p *winoPlan, threads, images int, in, u, b, out, v, o
 // winoInput transforms the tiles [t0, t0+lay.N) of the padded planes pad
 // (padPlane) into the 16 packed matrices V_ξ (in channels × tiles, laid
 // out by lay, vl apart) in v: V_ξ[c][t−t0] = (Bᵀ·d·B)_ξ for the 4×4 tile d
-// of channel c under output tile t. Eight tiles side by side in a row of
-// tiles that start a half strip of V go through winoIn8S where it runs,
-// and in rows of four tiles, eight from two rows through winoIn4x2S.
+// of channel c under output tile t. Sixteen tiles side by side in a row of
+// tiles that start a strip of V go through winoIn16S where it runs (and
+// the strips are a multiple of sixteen wide), eight that start a half
+// strip through winoIn8S, and in rows of four tiles, eight from two rows
+// through winoIn4x2S.
 func winoInput[T blob.Float](p *winoPlan, lay gemm.PackedB, vl, t0 int, pad, v []T) {
 	hw := p.tilesW + 1
 	planeLen := p.padH * p.padW
 	pad32, _ := any(pad).([]float32)
 	v32, _ := any(v).([]float32)
 	fast := hasWinoAVX && v32 != nil && lay.NR%8 == 0
+	fast16 := hasWinoAVX512 && v32 != nil && lay.NR%16 == 0
 	for c := range p.in {
 		pc := c / lay.KC * lay.KC
 		kb := min(lay.KC, lay.K-pc)
@@ -276,6 +279,11 @@ func winoInput[T blob.Float](p *winoPlan, lay gemm.PackedB, vl, t0 int, pad, v [
 			off := (img*p.in+c)*planeLen + 2*ty*hw + tx
 			step := 1
 			switch {
+			case fast16 && js%16 == 0 && tx+16 <= p.tilesW && t+16 <= lay.N:
+				e := pad32[off : off+3*hw+17]
+				o := pad32[off+p.padH*hw : off+p.padH*hw+3*hw+17]
+				winoIn16S(e, o, hw, v32[row+sbase+js:row+sbase+js+15*vl+16], vl)
+				step = 16
 			case fast && js%8 == 0 && tx+8 <= p.tilesW && t+8 <= lay.N:
 				e := pad32[off : off+3*hw+9]
 				o := pad32[off+p.padH*hw : off+p.padH*hw+3*hw+9]
@@ -389,14 +397,15 @@ func deinterleave[T blob.Float](src, a, b []T) {
 
 // winoOutput sets the outputs of the tiles [t0, t0+n) from the 16
 // products in o (each out × n, ol apart): the 2×2 tile Aᵀ·M·A, plus the
-// bias, cut at the plane's bottom and right edges. Eight whole tiles side
-// by side in a row of tiles, or in two rows of four, go through winoOut8S
-// where it runs.
+// bias, cut at the plane's bottom and right edges. Sixteen whole tiles
+// side by side in a row of tiles go through winoOut16S where it runs;
+// eight side by side, or in two rows of four, through winoOut8S.
 func winoOutput[T blob.Float](p *winoPlan, ol, t0, n int, o, b, out []T) {
 	ow := p.outW
 	o32, _ := any(o).([]float32)
 	out32, _ := any(out).([]float32)
 	fast := hasWinoAVX && o32 != nil
+	fast16 := hasWinoAVX512 && o32 != nil
 	for ch := range p.out {
 		var bias T
 		if b != nil {
@@ -408,7 +417,11 @@ func winoOutput[T blob.Float](p *winoPlan, ol, t0, n int, o, b, out []T) {
 			plane := out[(img*p.out+ch)*p.outSz : (img*p.out+ch+1)*p.outSz]
 			x, y := 2*tx, 2*ty
 			step := 1
-			if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
+			if fast16 && t+16 <= n && y+1 < p.outH && tx+16 <= p.tilesW && x+32 <= p.outW {
+				base := (img*p.out+ch)*p.outSz + y*ow + x
+				winoOut16S(o32[ch*n+t:ch*n+t+15*ol+16], ol, float32(bias), out32[base:base+ow+32], ow)
+				step = 16
+			} else if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
 				base := (img*p.out+ch)*p.outSz + y*ow + x
 				winoOut8S(o32[ch*n+t:ch*n+t+15*ol+8], ol, float32(bias), out32[base:base+ow+off+8], ow, off)
 				step = 8
@@ -515,14 +528,15 @@ func winoDW[T blob.Float](p *winoPlan, threads, images int, in, dy, z, v, y, pad
 
 // winoGradTiles sets y to the 16 matrices Y_ξ (out × n, yl apart) of the
 // output-gradient tiles [t0, t0+n): Y_ξ[ch][t−t0] = (A·e·Aᵀ)_ξ for the 2×2
-// tile e of channel ch of dy under tile t, zero past the edges. Eight
-// whole tiles side by side in a row of tiles, or in two rows of four, go
-// through winoGrad8S where it runs.
+// tile e of channel ch of dy under tile t, zero past the edges. Sixteen
+// whole tiles side by side in a row of tiles go through winoGrad16S where
+// it runs; eight side by side, or in two rows of four, through winoGrad8S.
 func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
 	ow := p.outW
 	dy32, _ := any(dy).([]float32)
 	y32, _ := any(y).([]float32)
 	fast := hasWinoAVX2 && dy32 != nil
+	fast16 := hasWinoAVX512 && dy32 != nil
 	for ch := range p.out {
 		img, rest := t0/p.tiles, t0%p.tiles
 		ty, tx := rest/p.tilesW, rest%p.tilesW
@@ -531,7 +545,11 @@ func winoGradTiles[T blob.Float](p *winoPlan, yl, t0, n int, dy, y []T) {
 			plane := dy[base : base+p.outSz]
 			x, r := 2*tx, 2*ty
 			step := 1
-			if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
+			if fast16 && t+16 <= n && r+1 < p.outH && tx+16 <= p.tilesW && x+32 <= ow {
+				at := base + r*ow + x
+				winoGrad16S(dy32[at:at+ow+32], ow, y32[ch*n+t:ch*n+t+15*yl+16], yl)
+				step = 16
+			} else if off := p.eightTiles(tx, ty, t, n); fast && off > 0 {
 				at := base + r*ow + x
 				winoGrad8S(dy32[at:at+ow+off+8], ow, off, y32[ch*n+t:ch*n+t+15*yl+8], yl)
 				step = 8

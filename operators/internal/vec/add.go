@@ -6,6 +6,16 @@ package vec
 // long as dst.
 func Add[T float32 | float64](dst, src []T) {
 	src = src[:len(dst)]
+	if hasAVX512 {
+		switch d := any(dst).(type) {
+		case []float32:
+			add512S(d, any(src).([]float32))
+			return
+		case []float64:
+			add512D(d, any(src).([]float64))
+			return
+		}
+	}
 	if hasAVX {
 		switch d := any(dst).(type) {
 		case []float32:

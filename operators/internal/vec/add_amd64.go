@@ -69,3 +69,51 @@ func maxPairsS(r0 []float32, r1 []float32, y []float32)
 //
 //go:noescape
 func maxPairsGradS(x0 []float32, x1 []float32, y []float32, dy []float32, d0 []float32, d1 []float32)
+
+// add512S sets dst[i] += src[i] for i < len(dst) (AVX-512F).
+// The caller checks that src is at least as long as dst.
+//
+//go:noescape
+func add512S(dst []float32, src []float32)
+
+// add512D sets dst[i] += src[i] for i < len(dst) (AVX-512F).
+// The caller checks that src is at least as long as dst.
+//
+//go:noescape
+func add512D(dst []float64, src []float64)
+
+// relu512S sets y[i] = max(x[i], 0) for i < len(x), bit for bit as Go computes it (AVX-512F).
+// The caller checks that y is at least as long as x.
+//
+//go:noescape
+func relu512S(x []float32, y []float32)
+
+// reluGrad512S sets dx[i] = dy[i] where the bits of y[i] are a positive int32, else +0, for i < len(y) (AVX-512F).
+// The caller checks that dy and dx are at least as long as y.
+//
+//go:noescape
+func reluGrad512S(y []float32, dy []float32, dx []float32)
+
+// normalize512S sets y[i] = (x[i]−m)·a + b for i < len(x), rounding after each operation (AVX-512F).
+// The caller checks that y is at least as long as x.
+//
+//go:noescape
+func normalize512S(x []float32, y []float32, m float32, a float32, b float32)
+
+// normalizeGrad512S sets dx[i] = (dy[i]·a + (x[i]−m)·c) + d for i < len(dy), rounding after each operation (AVX-512F).
+// The caller checks that x and dx are at least as long as dy.
+//
+//go:noescape
+func normalizeGrad512S(dy []float32, x []float32, dx []float32, m float32, a float32, c float32, d float32)
+
+// maxPairs512S sets y[i] = max(max(r0[2i], r0[2i+1]), max(r1[2i], r1[2i+1])) for i < len(y), bit for bit as Go computes it (AVX-512F).
+// The caller checks that r0 and r1 hold 2·len(y) values.
+//
+//go:noescape
+func maxPairs512S(r0 []float32, r1 []float32, y []float32)
+
+// maxPairsGrad512S sets d0[2i+k] = dy[i] where x0[2i+k] == y[i], else +0, and d1 likewise from x1, for i < len(y), k < 2 (AVX-512F).
+// The caller checks that dy is at least as long as y, and x0, x1, d0 and d1 hold 2·len(y) values.
+//
+//go:noescape
+func maxPairsGrad512S(x0 []float32, x1 []float32, y []float32, dy []float32, d0 []float32, d1 []float32)

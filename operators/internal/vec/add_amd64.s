@@ -14,14 +14,14 @@ TEXT ·addS(SB), NOSPLIT, $0-48
 block:
 	CMPQ    CX, $0x20
 	JL      vector
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VADDPS  (DI), Y0, Y0
-	VADDPS  32(DI), Y1, Y1
-	VADDPS  64(DI), Y2, Y2
-	VADDPS  96(DI), Y3, Y3
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VADDPS  (SI), Y0, Y0
+	VADDPS  32(SI), Y1, Y1
+	VADDPS  64(SI), Y2, Y2
+	VADDPS  96(SI), Y3, Y3
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
@@ -34,8 +34,8 @@ block:
 vector:
 	CMPQ    CX, $0x08
 	JL      scalar
-	VMOVUPS (SI), Y0
-	VADDPS  (DI), Y0, Y0
+	VMOVUPS (DI), Y0
+	VADDPS  (SI), Y0, Y0
 	VMOVUPS Y0, (DI)
 	ADDQ    $0x20, SI
 	ADDQ    $0x20, DI
@@ -45,8 +45,8 @@ vector:
 scalar:
 	TESTQ  CX, CX
 	JZ     done
-	VMOVSS (SI), X0
-	VADDSS (DI), X0, X0
+	VMOVSS (DI), X0
+	VADDSS (SI), X0, X0
 	VMOVSS X0, (DI)
 	ADDQ   $0x04, SI
 	ADDQ   $0x04, DI
@@ -67,14 +67,14 @@ TEXT ·addD(SB), NOSPLIT, $0-48
 block:
 	CMPQ    CX, $0x10
 	JL      vector
-	VMOVUPD (SI), Y0
-	VMOVUPD 32(SI), Y1
-	VMOVUPD 64(SI), Y2
-	VMOVUPD 96(SI), Y3
-	VADDPD  (DI), Y0, Y0
-	VADDPD  32(DI), Y1, Y1
-	VADDPD  64(DI), Y2, Y2
-	VADDPD  96(DI), Y3, Y3
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	VADDPD  (SI), Y0, Y0
+	VADDPD  32(SI), Y1, Y1
+	VADDPD  64(SI), Y2, Y2
+	VADDPD  96(SI), Y3, Y3
 	VMOVUPD Y0, (DI)
 	VMOVUPD Y1, 32(DI)
 	VMOVUPD Y2, 64(DI)
@@ -87,8 +87,8 @@ block:
 vector:
 	CMPQ    CX, $0x04
 	JL      scalar
-	VMOVUPD (SI), Y0
-	VADDPD  (DI), Y0, Y0
+	VMOVUPD (DI), Y0
+	VADDPD  (SI), Y0, Y0
 	VMOVUPD Y0, (DI)
 	ADDQ    $0x20, SI
 	ADDQ    $0x20, DI
@@ -98,8 +98,8 @@ vector:
 scalar:
 	TESTQ  CX, CX
 	JZ     done
-	VMOVSD (SI), X0
-	VADDSD (DI), X0, X0
+	VMOVSD (DI), X0
+	VADDSD (SI), X0, X0
 	VMOVSD X0, (DI)
 	ADDQ   $0x08, SI
 	ADDQ   $0x08, DI
@@ -397,3 +397,773 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func add512S(dst []float32, src []float32)
+// Requires: AVX, AVX512F
+TEXT ·add512S(SB), NOSPLIT, $0-48
+	MOVQ dst_len+8(FP), CX
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(DI), Z1
+	VADDPS  64(SI), Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(DI), Z2
+	VADDPS  128(SI), Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(DI), Z3
+	VADDPS  192(SI), Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (DI), K1, Z0
+	VMOVUPS.Z (SI), K1, Z4
+	VADDPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func add512D(dst []float64, src []float64)
+// Requires: AVX, AVX512F
+TEXT ·add512D(SB), NOSPLIT, $0-48
+	MOVQ dst_len+8(FP), CX
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+
+block:
+	CMPQ    CX, $0x20
+	JB      vector
+	VMOVUPD (DI), Z0
+	VADDPD  (SI), Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(DI), Z1
+	VADDPD  64(SI), Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(DI), Z2
+	VADDPD  128(SI), Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(DI), Z3
+	VADDPD  192(SI), Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x20, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x08
+	JB      tail
+	VMOVUPD (DI), Z0
+	VADDPD  (SI), Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x08, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (DI), K1, Z0
+	VMOVUPD.Z (SI), K1, Z4
+	VADDPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func relu512S(x []float32, y []float32)
+// Requires: AVX, AVX512F
+TEXT ·relu512S(SB), NOSPLIT, $0-48
+	MOVQ         x_len+8(FP), CX
+	MOVQ         x_base+0(FP), SI
+	MOVQ         y_base+24(FP), DI
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z31
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VPXORD  (SI), Z31, Z0
+	VMINPS  Z31, Z0, Z4
+	VMINPS  Z0, Z4, Z8
+	VPORD   Z4, Z8, Z8
+	VPXORD  Z31, Z8, Z8
+	VMOVUPS Z8, (DI)
+	VPXORD  64(SI), Z31, Z1
+	VMINPS  Z31, Z1, Z5
+	VMINPS  Z1, Z5, Z9
+	VPORD   Z5, Z9, Z9
+	VPXORD  Z31, Z9, Z9
+	VMOVUPS Z9, 64(DI)
+	VPXORD  128(SI), Z31, Z2
+	VMINPS  Z31, Z2, Z6
+	VMINPS  Z2, Z6, Z10
+	VPORD   Z6, Z10, Z10
+	VPXORD  Z31, Z10, Z10
+	VMOVUPS Z10, 128(DI)
+	VPXORD  192(SI), Z31, Z3
+	VMINPS  Z31, Z3, Z7
+	VMINPS  Z3, Z7, Z11
+	VPORD   Z7, Z11, Z11
+	VPXORD  Z31, Z11, Z11
+	VMOVUPS Z11, 192(DI)
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VPXORD  (SI), Z31, Z0
+	VMINPS  Z31, Z0, Z4
+	VMINPS  Z0, Z4, Z8
+	VPORD   Z4, Z8, Z8
+	VPXORD  Z31, Z8, Z8
+	VMOVUPS Z8, (DI)
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VPXORD    Z31, Z0, Z0
+	VMINPS    Z31, Z0, Z4
+	VMINPS    Z0, Z4, Z8
+	VPORD     Z4, Z8, Z8
+	VPXORD    Z31, Z8, Z8
+	VMOVUPS   Z8, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func reluGrad512S(y []float32, dy []float32, dx []float32)
+// Requires: AVX, AVX512F
+TEXT ·reluGrad512S(SB), NOSPLIT, $0-72
+	MOVQ   y_len+8(FP), CX
+	MOVQ   y_base+0(FP), SI
+	MOVQ   dy_base+24(FP), DX
+	MOVQ   dx_base+48(FP), DI
+	VPXORD Z31, Z31, Z31
+
+block:
+	CMPQ        CX, $0x40
+	JB          vector
+	VMOVDQU32   (SI), Z0
+	VPCMPGTD    Z31, Z0, K2
+	VMOVDQU32.Z (DX), K2, Z4
+	VMOVDQU32   Z4, (DI)
+	VMOVDQU32   64(SI), Z1
+	VPCMPGTD    Z31, Z1, K3
+	VMOVDQU32.Z 64(DX), K3, Z5
+	VMOVDQU32   Z5, 64(DI)
+	VMOVDQU32   128(SI), Z2
+	VPCMPGTD    Z31, Z2, K4
+	VMOVDQU32.Z 128(DX), K4, Z6
+	VMOVDQU32   Z6, 128(DI)
+	VMOVDQU32   192(SI), Z3
+	VPCMPGTD    Z31, Z3, K5
+	VMOVDQU32.Z 192(DX), K5, Z7
+	VMOVDQU32   Z7, 192(DI)
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	ADDQ        $0x00000100, DI
+	SUBQ        $0x40, CX
+	JMP         block
+
+vector:
+	CMPQ        CX, $0x10
+	JB          tail
+	VMOVDQU32   (SI), Z0
+	VPCMPGTD    Z31, Z0, K2
+	VMOVDQU32.Z (DX), K2, Z4
+	VMOVDQU32   Z4, (DI)
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DX
+	ADDQ        $0x00000040, DI
+	SUBQ        $0x10, CX
+	JMP         vector
+
+tail:
+	TESTQ       CX, CX
+	JZ          done
+	MOVQ        $0x00000001, AX
+	SHLQ        CL, AX
+	DECQ        AX
+	KMOVW       AX, K1
+	VMOVDQU32.Z (SI), K1, Z0
+	VPCMPGTD    Z31, Z0, K1, K2
+	VMOVDQU32.Z (DX), K2, Z4
+	VMOVDQU32   Z4, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func normalize512S(x []float32, y []float32, m float32, a float32, b float32)
+// Requires: AVX, AVX512F
+TEXT ·normalize512S(SB), NOSPLIT, $0-60
+	MOVQ         x_len+8(FP), CX
+	MOVQ         x_base+0(FP), SI
+	MOVQ         y_base+24(FP), DI
+	VBROADCASTSS m+48(FP), Z28
+	VBROADCASTSS a+52(FP), Z29
+	VBROADCASTSS b+56(FP), Z30
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VMOVUPS (SI), Z0
+	VSUBPS  Z28, Z0, Z0
+	VMULPS  Z29, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VSUBPS  Z28, Z1, Z1
+	VMULPS  Z29, Z1, Z1
+	VADDPS  Z30, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VSUBPS  Z28, Z2, Z2
+	VMULPS  Z29, Z2, Z2
+	VADDPS  Z30, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VSUBPS  Z28, Z3, Z3
+	VMULPS  Z29, Z3, Z3
+	VADDPS  Z30, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VMOVUPS (SI), Z0
+	VSUBPS  Z28, Z0, Z0
+	VMULPS  Z29, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VSUBPS    Z28, Z0, Z0
+	VMULPS    Z29, Z0, Z0
+	VADDPS    Z30, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func normalizeGrad512S(dy []float32, x []float32, dx []float32, m float32, a float32, c float32, d float32)
+// Requires: AVX, AVX512F
+TEXT ·normalizeGrad512S(SB), NOSPLIT, $0-88
+	MOVQ         dy_len+8(FP), CX
+	MOVQ         dy_base+0(FP), SI
+	MOVQ         x_base+24(FP), DX
+	MOVQ         dx_base+48(FP), DI
+	VBROADCASTSS m+72(FP), Z27
+	VBROADCASTSS a+76(FP), Z28
+	VBROADCASTSS c+80(FP), Z29
+	VBROADCASTSS d+84(FP), Z30
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VMOVUPS (SI), Z0
+	VMULPS  Z28, Z0, Z0
+	VMOVUPS (DX), Z4
+	VSUBPS  Z27, Z4, Z4
+	VMULPS  Z29, Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VMULPS  Z28, Z1, Z1
+	VMOVUPS 64(DX), Z5
+	VSUBPS  Z27, Z5, Z5
+	VMULPS  Z29, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VADDPS  Z30, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMULPS  Z28, Z2, Z2
+	VMOVUPS 128(DX), Z6
+	VSUBPS  Z27, Z6, Z6
+	VMULPS  Z29, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VADDPS  Z30, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMULPS  Z28, Z3, Z3
+	VMOVUPS 192(DX), Z7
+	VSUBPS  Z27, Z7, Z7
+	VMULPS  Z29, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VADDPS  Z30, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, DI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VMOVUPS (SI), Z0
+	VMULPS  Z28, Z0, Z0
+	VMOVUPS (DX), Z4
+	VSUBPS  Z27, Z4, Z4
+	VMULPS  Z29, Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z30, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, DI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMULPS    Z28, Z0, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VSUBPS    Z27, Z4, Z4
+	VMULPS    Z29, Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z30, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func maxPairs512S(r0 []float32, r1 []float32, y []float32)
+// Requires: AVX, AVX512F
+TEXT ·maxPairs512S(SB), NOSPLIT, $0-72
+	MOVQ         y_len+56(FP), CX
+	MOVQ         r0_base+0(FP), SI
+	MOVQ         r1_base+24(FP), DX
+	MOVQ         y_base+48(FP), DI
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU32    pairEven<>+0(SB), Z30
+	VMOVDQU32    pairOdd<>+0(SB), Z29
+
+block:
+	CMPQ      CX, $0x20
+	JB        vector
+	VMOVUPS   (SI), Z0
+	VMOVUPS   64(SI), Z1
+	VMOVDQA32 Z30, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVDQA32 Z29, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VPXORD    Z31, Z2, Z2
+	VPXORD    Z31, Z3, Z3
+	VMOVUPS   (DX), Z0
+	VMOVUPS   64(DX), Z1
+	VMOVDQA32 Z30, Z4
+	VPERMI2PS Z1, Z0, Z4
+	VMOVDQA32 Z29, Z5
+	VPERMI2PS Z1, Z0, Z5
+	VPXORD    Z31, Z4, Z4
+	VPXORD    Z31, Z5, Z5
+	VMINPS    Z3, Z2, Z6
+	VMINPS    Z2, Z6, Z7
+	VPORD     Z6, Z7, Z7
+	VMINPS    Z5, Z4, Z8
+	VMINPS    Z4, Z8, Z9
+	VPORD     Z8, Z9, Z9
+	VMINPS    Z9, Z7, Z10
+	VMINPS    Z7, Z10, Z11
+	VPORD     Z10, Z11, Z11
+	VPXORD    Z31, Z11, Z11
+	VMOVUPS   Z11, (DI)
+	VMOVUPS   128(SI), Z12
+	VMOVUPS   192(SI), Z13
+	VMOVDQA32 Z30, Z14
+	VPERMI2PS Z13, Z12, Z14
+	VMOVDQA32 Z29, Z15
+	VPERMI2PS Z13, Z12, Z15
+	VPXORD    Z31, Z14, Z14
+	VPXORD    Z31, Z15, Z15
+	VMOVUPS   128(DX), Z12
+	VMOVUPS   192(DX), Z13
+	VMOVDQA32 Z30, Z16
+	VPERMI2PS Z13, Z12, Z16
+	VMOVDQA32 Z29, Z17
+	VPERMI2PS Z13, Z12, Z17
+	VPXORD    Z31, Z16, Z16
+	VPXORD    Z31, Z17, Z17
+	VMINPS    Z15, Z14, Z18
+	VMINPS    Z14, Z18, Z19
+	VPORD     Z18, Z19, Z19
+	VMINPS    Z17, Z16, Z20
+	VMINPS    Z16, Z20, Z21
+	VPORD     Z20, Z21, Z21
+	VMINPS    Z21, Z19, Z22
+	VMINPS    Z19, Z22, Z23
+	VPORD     Z22, Z23, Z23
+	VPXORD    Z31, Z23, Z23
+	VMOVUPS   Z23, 64(DI)
+	ADDQ      $0x00000100, SI
+	ADDQ      $0x00000100, DX
+	ADDQ      $0x00000080, DI
+	SUBQ      $0x20, CX
+	JMP       block
+
+vector:
+	CMPQ      CX, $0x10
+	JB        tail
+	VMOVUPS   (SI), Z0
+	VMOVUPS   64(SI), Z1
+	VMOVDQA32 Z30, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVDQA32 Z29, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VPXORD    Z31, Z2, Z2
+	VPXORD    Z31, Z3, Z3
+	VMOVUPS   (DX), Z0
+	VMOVUPS   64(DX), Z1
+	VMOVDQA32 Z30, Z4
+	VPERMI2PS Z1, Z0, Z4
+	VMOVDQA32 Z29, Z5
+	VPERMI2PS Z1, Z0, Z5
+	VPXORD    Z31, Z4, Z4
+	VPXORD    Z31, Z5, Z5
+	VMINPS    Z3, Z2, Z6
+	VMINPS    Z2, Z6, Z7
+	VPORD     Z6, Z7, Z7
+	VMINPS    Z5, Z4, Z8
+	VMINPS    Z4, Z8, Z9
+	VPORD     Z8, Z9, Z9
+	VMINPS    Z9, Z7, Z10
+	VMINPS    Z7, Z10, Z11
+	VPORD     Z10, Z11, Z11
+	VPXORD    Z31, Z11, Z11
+	VMOVUPS   Z11, (DI)
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000040, DI
+	SUBQ      $0x10, CX
+	JMP       vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K3
+	SHLQ      $0x01, CX
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	SHRQ      $0x10, AX
+	KMOVW     AX, K2
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z 64(SI), K2, Z1
+	VMOVDQA32 Z30, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVDQA32 Z29, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VPXORD    Z31, Z2, Z2
+	VPXORD    Z31, Z3, Z3
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z 64(DX), K2, Z1
+	VMOVDQA32 Z30, Z4
+	VPERMI2PS Z1, Z0, Z4
+	VMOVDQA32 Z29, Z5
+	VPERMI2PS Z1, Z0, Z5
+	VPXORD    Z31, Z4, Z4
+	VPXORD    Z31, Z5, Z5
+	VMINPS    Z3, Z2, Z6
+	VMINPS    Z2, Z6, Z7
+	VPORD     Z6, Z7, Z7
+	VMINPS    Z5, Z4, Z8
+	VMINPS    Z4, Z8, Z9
+	VPORD     Z8, Z9, Z9
+	VMINPS    Z9, Z7, Z10
+	VMINPS    Z7, Z10, Z11
+	VPORD     Z10, Z11, Z11
+	VPXORD    Z31, Z11, Z11
+	VMOVUPS   Z11, K3, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA pairEven<>+0(SB)/4, $0x00000000
+DATA pairEven<>+4(SB)/4, $0x00000002
+DATA pairEven<>+8(SB)/4, $0x00000004
+DATA pairEven<>+12(SB)/4, $0x00000006
+DATA pairEven<>+16(SB)/4, $0x00000008
+DATA pairEven<>+20(SB)/4, $0x0000000a
+DATA pairEven<>+24(SB)/4, $0x0000000c
+DATA pairEven<>+28(SB)/4, $0x0000000e
+DATA pairEven<>+32(SB)/4, $0x00000010
+DATA pairEven<>+36(SB)/4, $0x00000012
+DATA pairEven<>+40(SB)/4, $0x00000014
+DATA pairEven<>+44(SB)/4, $0x00000016
+DATA pairEven<>+48(SB)/4, $0x00000018
+DATA pairEven<>+52(SB)/4, $0x0000001a
+DATA pairEven<>+56(SB)/4, $0x0000001c
+DATA pairEven<>+60(SB)/4, $0x0000001e
+GLOBL pairEven<>(SB), RODATA|NOPTR, $64
+
+DATA pairOdd<>+0(SB)/4, $0x00000001
+DATA pairOdd<>+4(SB)/4, $0x00000003
+DATA pairOdd<>+8(SB)/4, $0x00000005
+DATA pairOdd<>+12(SB)/4, $0x00000007
+DATA pairOdd<>+16(SB)/4, $0x00000009
+DATA pairOdd<>+20(SB)/4, $0x0000000b
+DATA pairOdd<>+24(SB)/4, $0x0000000d
+DATA pairOdd<>+28(SB)/4, $0x0000000f
+DATA pairOdd<>+32(SB)/4, $0x00000011
+DATA pairOdd<>+36(SB)/4, $0x00000013
+DATA pairOdd<>+40(SB)/4, $0x00000015
+DATA pairOdd<>+44(SB)/4, $0x00000017
+DATA pairOdd<>+48(SB)/4, $0x00000019
+DATA pairOdd<>+52(SB)/4, $0x0000001b
+DATA pairOdd<>+56(SB)/4, $0x0000001d
+DATA pairOdd<>+60(SB)/4, $0x0000001f
+GLOBL pairOdd<>(SB), RODATA|NOPTR, $64
+
+// func maxPairsGrad512S(x0 []float32, x1 []float32, y []float32, dy []float32, d0 []float32, d1 []float32)
+// Requires: AVX, AVX512F
+TEXT ·maxPairsGrad512S(SB), NOSPLIT, $0-144
+	MOVQ      y_len+56(FP), CX
+	MOVQ      x0_base+0(FP), SI
+	MOVQ      x1_base+24(FP), DX
+	MOVQ      y_base+48(FP), R8
+	MOVQ      dy_base+72(FP), R9
+	MOVQ      d0_base+96(FP), DI
+	MOVQ      d1_base+120(FP), R10
+	VMOVDQU32 pairLo<>+0(SB), Z31
+	VMOVDQU32 pairHi<>+0(SB), Z30
+
+block:
+	CMPQ      CX, $0x20
+	JB        vector
+	VMOVUPS   (R8), Z0
+	VMOVUPS   (R9), Z1
+	VPERMPS   Z0, Z31, Z2
+	VPERMPS   Z1, Z31, Z3
+	VPERMPS   Z0, Z30, Z4
+	VPERMPS   Z1, Z30, Z5
+	VCMPPS    $0x00, (SI), Z2, K4
+	VMOVUPS.Z Z3, K4, Z6
+	VMOVUPS   Z6, (DI)
+	VCMPPS    $0x00, 64(SI), Z4, K5
+	VMOVUPS.Z Z5, K5, Z7
+	VMOVUPS   Z7, 64(DI)
+	VCMPPS    $0x00, (DX), Z2, K6
+	VMOVUPS.Z Z3, K6, Z8
+	VMOVUPS   Z8, (R10)
+	VCMPPS    $0x00, 64(DX), Z4, K7
+	VMOVUPS.Z Z5, K7, Z9
+	VMOVUPS   Z9, 64(R10)
+	VMOVUPS   64(R8), Z12
+	VMOVUPS   64(R9), Z13
+	VPERMPS   Z12, Z31, Z14
+	VPERMPS   Z13, Z31, Z15
+	VPERMPS   Z12, Z30, Z16
+	VPERMPS   Z13, Z30, Z17
+	VCMPPS    $0x00, 128(SI), Z14, K4
+	VMOVUPS.Z Z15, K4, Z18
+	VMOVUPS   Z18, 128(DI)
+	VCMPPS    $0x00, 192(SI), Z16, K5
+	VMOVUPS.Z Z17, K5, Z19
+	VMOVUPS   Z19, 192(DI)
+	VCMPPS    $0x00, 128(DX), Z14, K6
+	VMOVUPS.Z Z15, K6, Z20
+	VMOVUPS   Z20, 128(R10)
+	VCMPPS    $0x00, 192(DX), Z16, K7
+	VMOVUPS.Z Z17, K7, Z21
+	VMOVUPS   Z21, 192(R10)
+	ADDQ      $0x00000100, SI
+	ADDQ      $0x00000100, DX
+	ADDQ      $0x00000100, DI
+	ADDQ      $0x00000100, R10
+	ADDQ      $0x00000080, R8
+	ADDQ      $0x00000080, R9
+	SUBQ      $0x20, CX
+	JMP       block
+
+vector:
+	CMPQ      CX, $0x10
+	JB        tail
+	VMOVUPS   (R8), Z0
+	VMOVUPS   (R9), Z1
+	VPERMPS   Z0, Z31, Z2
+	VPERMPS   Z1, Z31, Z3
+	VPERMPS   Z0, Z30, Z4
+	VPERMPS   Z1, Z30, Z5
+	VCMPPS    $0x00, (SI), Z2, K4
+	VMOVUPS.Z Z3, K4, Z6
+	VMOVUPS   Z6, (DI)
+	VCMPPS    $0x00, 64(SI), Z4, K5
+	VMOVUPS.Z Z5, K5, Z7
+	VMOVUPS   Z7, 64(DI)
+	VCMPPS    $0x00, (DX), Z2, K6
+	VMOVUPS.Z Z3, K6, Z8
+	VMOVUPS   Z8, (R10)
+	VCMPPS    $0x00, 64(DX), Z4, K7
+	VMOVUPS.Z Z5, K7, Z9
+	VMOVUPS   Z9, 64(R10)
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, R10
+	ADDQ      $0x00000040, R8
+	ADDQ      $0x00000040, R9
+	SUBQ      $0x10, CX
+	JMP       vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K3
+	SHLQ      $0x01, CX
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	SHRQ      $0x10, AX
+	KMOVW     AX, K2
+	VMOVUPS.Z (R8), K3, Z0
+	VMOVUPS.Z (R9), K3, Z1
+	VPERMPS   Z0, Z31, Z2
+	VPERMPS   Z1, Z31, Z3
+	VPERMPS   Z0, Z30, Z4
+	VPERMPS   Z1, Z30, Z5
+	VMOVUPS.Z (SI), K1, Z6
+	VCMPPS    $0x00, Z6, Z2, K1, K4
+	VMOVUPS.Z Z3, K4, Z6
+	VMOVUPS   Z6, K1, (DI)
+	VMOVUPS.Z 64(SI), K2, Z7
+	VCMPPS    $0x00, Z7, Z4, K2, K5
+	VMOVUPS.Z Z5, K5, Z7
+	VMOVUPS   Z7, K2, 64(DI)
+	VMOVUPS.Z (DX), K1, Z8
+	VCMPPS    $0x00, Z8, Z2, K1, K6
+	VMOVUPS.Z Z3, K6, Z8
+	VMOVUPS   Z8, K1, (R10)
+	VMOVUPS.Z 64(DX), K2, Z9
+	VCMPPS    $0x00, Z9, Z4, K2, K7
+	VMOVUPS.Z Z5, K7, Z9
+	VMOVUPS   Z9, K2, 64(R10)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA pairLo<>+0(SB)/4, $0x00000000
+DATA pairLo<>+4(SB)/4, $0x00000000
+DATA pairLo<>+8(SB)/4, $0x00000001
+DATA pairLo<>+12(SB)/4, $0x00000001
+DATA pairLo<>+16(SB)/4, $0x00000002
+DATA pairLo<>+20(SB)/4, $0x00000002
+DATA pairLo<>+24(SB)/4, $0x00000003
+DATA pairLo<>+28(SB)/4, $0x00000003
+DATA pairLo<>+32(SB)/4, $0x00000004
+DATA pairLo<>+36(SB)/4, $0x00000004
+DATA pairLo<>+40(SB)/4, $0x00000005
+DATA pairLo<>+44(SB)/4, $0x00000005
+DATA pairLo<>+48(SB)/4, $0x00000006
+DATA pairLo<>+52(SB)/4, $0x00000006
+DATA pairLo<>+56(SB)/4, $0x00000007
+DATA pairLo<>+60(SB)/4, $0x00000007
+GLOBL pairLo<>(SB), RODATA|NOPTR, $64
+
+DATA pairHi<>+0(SB)/4, $0x00000008
+DATA pairHi<>+4(SB)/4, $0x00000008
+DATA pairHi<>+8(SB)/4, $0x00000009
+DATA pairHi<>+12(SB)/4, $0x00000009
+DATA pairHi<>+16(SB)/4, $0x0000000a
+DATA pairHi<>+20(SB)/4, $0x0000000a
+DATA pairHi<>+24(SB)/4, $0x0000000b
+DATA pairHi<>+28(SB)/4, $0x0000000b
+DATA pairHi<>+32(SB)/4, $0x0000000c
+DATA pairHi<>+36(SB)/4, $0x0000000c
+DATA pairHi<>+40(SB)/4, $0x0000000d
+DATA pairHi<>+44(SB)/4, $0x0000000d
+DATA pairHi<>+48(SB)/4, $0x0000000e
+DATA pairHi<>+52(SB)/4, $0x0000000e
+DATA pairHi<>+56(SB)/4, $0x0000000f
+DATA pairHi<>+60(SB)/4, $0x0000000f
+GLOBL pairHi<>(SB), RODATA|NOPTR, $64

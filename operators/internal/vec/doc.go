@@ -5,7 +5,9 @@
 //
 // On amd64 CPUs with AVX (AVX2 for some) the float32 kernels and the adds
 // are in assembly, add_amd64.s, generated with avo by the vec part of the
-// command in operators/kernels/gemm/asmgen:
+// command in operators/kernels/gemm/asmgen; with AVX-512F all but the
+// statistics sums take ZMM kernels with masked tails instead (hasAVX512 in
+// simd_amd64.go):
 //
 //	go generate ./operators/internal/vec/
 //

@@ -3,10 +3,14 @@ package vec
 // Normalize sets y[i] = (x[i]−m)·a + b for every i < len(x); y must be at
 // least as long as x. Each operation is rounded to T, as in the Go
 // expression, so that the result does not depend on the kernel: the AVX
-// kernel computes eight float32 at a time with exactly those operations
-// (no fused multiply-add).
+// kernel computes eight float32 at a time, the AVX-512 one sixteen, with
+// exactly those operations (no fused multiply-add).
 func Normalize[T float32 | float64](x, y []T, m, a, b T) {
 	y = y[:len(x)]
+	if xs, ok := any(x).([]float32); ok && hasAVX512 {
+		normalize512S(xs, any(y).([]float32), float32(m), float32(a), float32(b))
+		return
+	}
 	if hasAVX {
 		if xs, ok := any(x).([]float32); ok {
 			n := len(x) &^ 7
@@ -14,6 +18,12 @@ func Normalize[T float32 | float64](x, y []T, m, a, b T) {
 			x, y = x[n:], y[n:]
 		}
 	}
+	normalizeGo(x, y, m, a, b)
+}
+
+// normalizeGo is Normalize in Go.
+func normalizeGo[T float32 | float64](x, y []T, m, a, b T) {
+	y = y[:len(x)]
 	for i, v := range x {
 		y[i] = (v-m)*a + b
 	}
@@ -24,6 +34,10 @@ func Normalize[T float32 | float64](x, y []T, m, a, b T) {
 // (see Normalize); x and dx must be at least as long as dy.
 func NormalizeGrad[T float32 | float64](dy, x, dx []T, m, a, c, d T) {
 	x, dx = x[:len(dy)], dx[:len(dy)]
+	if ds, ok := any(dy).([]float32); ok && hasAVX512 {
+		normalizeGrad512S(ds, any(x).([]float32), any(dx).([]float32), float32(m), float32(a), float32(c), float32(d))
+		return
+	}
 	if hasAVX {
 		if ds, ok := any(dy).([]float32); ok {
 			n := len(dy) &^ 7
@@ -31,6 +45,12 @@ func NormalizeGrad[T float32 | float64](dy, x, dx []T, m, a, c, d T) {
 			dy, x, dx = dy[n:], x[n:], dx[n:]
 		}
 	}
+	normalizeGradGo(dy, x, dx, m, a, c, d)
+}
+
+// normalizeGradGo is NormalizeGrad in Go.
+func normalizeGradGo[T float32 | float64](dy, x, dx []T, m, a, c, d T) {
+	x, dx = x[:len(dy)], dx[:len(dy)]
 	for i, g := range dy {
 		dx[i] = g*a + (x[i]-m)*c + d
 	}

@@ -13,3 +13,12 @@ var hasAVX = cpu.X86.HasAVX
 // hasAVX2 reports whether the AVX2 kernels (integer operations on YMM
 // registers: reluS, reluGradS) can run.
 var hasAVX2 = cpu.X86.HasAVX2
+
+// hasAVX512 reports whether the AVX-512 kernels (ZMM registers, sixteen
+// float32 an instruction, the tail under a K mask; AVX-512F only) can run:
+// the adds, ReLU, the normalization and the 2×2 max pool, each with its
+// gradient, take them. They compute the same bits as the other kernels and
+// the Go loops. GODEBUG=cpu.avx512f=off turns them off (golang.org/x/sys/cpu
+// reads it), for a comparison of the paths. The statistics sums stay at
+// AVX width: see vec512.go in ../../kernels/gemm/asmgen for why.
+var hasAVX512 = cpu.X86.HasAVX512F

@@ -1,6 +1,9 @@
 package vec
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestFill(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 7, 63, 64, 65, 128, 129, 1000} {
@@ -52,6 +55,35 @@ func TestAdd(t *testing.T) {
 		}
 		if dst[n] != -1 || dst64[n] != -1 {
 			t.Fatalf("n=%d: the element after dst changed", n)
+		}
+	}
+}
+
+// TestAddMatchesGoBits checks Add bit for bit against addGo where both
+// operands are NaNs with different payloads (the sum is dst's NaN in the
+// Go loop, so the kernels must take dst as the first operand) and on
+// infinities and signed zeros.
+func TestAddMatchesGoBits(t *testing.T) {
+	special := []uint32{0x7fc00001, 0xffc00002, 0x7f800003, 0x7f800000, 0xff800000, 0x80000000, 0, 0x3f800000}
+	special64 := []uint64{0x7ff8000000000001, 0xfff8000000000002, 0x7ff0000000000003, 0x7ff0000000000000, 0xfff0000000000000, 1 << 63, 0, 0x3ff0000000000000}
+	for _, n := range []int{1, 7, 8, 9, 33, 70} {
+		dst, src := make([]float32, n), make([]float32, n)
+		dst64, src64 := make([]float64, n), make([]float64, n)
+		for i := range dst {
+			a, b := i%len(special), (i*3+1)%len(special)
+			// The payload bit 0x10 tells src's NaNs from dst's.
+			dst[i], src[i] = math.Float32frombits(special[a]), math.Float32frombits(special[b]|0x10)
+			dst64[i], src64[i] = math.Float64frombits(special64[a]), math.Float64frombits(special64[b]|0x10)
+		}
+		want, want64 := append([]float32(nil), dst...), append([]float64(nil), dst64...)
+		addGo(want, src)
+		addGo(want64, src64)
+		Add(dst, src)
+		Add(dst64, src64)
+		for i := range n {
+			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) || math.Float64bits(dst64[i]) != math.Float64bits(want64[i]) {
+				t.Fatalf("n=%d: dst[%d] = %#x (float64 %#x), want %#x (%#x)", n, i, math.Float32bits(dst[i]), math.Float64bits(dst64[i]), math.Float32bits(want[i]), math.Float64bits(want64[i]))
+			}
 		}
 	}
 }

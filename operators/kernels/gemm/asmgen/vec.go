@@ -10,7 +10,8 @@ import (
 
 // vecKernels emits package vec's kernels: the adds of each element type
 // and the float32 kernels of normalization, ReLU, the statistics sums and
-// 2×2 max pooling, with their gradients.
+// 2×2 max pooling, with their gradients, then the AVX-512 kernels
+// (vec512.go).
 func vecKernels() {
 	add(f32)
 	add(f64)
@@ -23,6 +24,7 @@ func vecKernels() {
 	sum4S()
 	maxPairsS()
 	maxPairsGradS()
+	vec512Kernels()
 }
 
 // add emits add<S|D>: dst[i] += src[i] for i < len(dst), four YMM vectors a
@@ -49,11 +51,13 @@ func add(e elem) {
 	Label("block")
 	CMPQ(n, U8(block))
 	JL(LabelRef("vector"))
+	// dst is the first operand of each addition, as in the Go loop's
+	// ADDSS: of two NaNs, the sum is dst's.
 	for i, r := range y {
-		e.load(Mem{Base: src, Disp: 32 * i}, r)
+		e.load(Mem{Base: dst, Disp: 32 * i}, r)
 	}
 	for i, r := range y {
-		vadd(Mem{Base: dst, Disp: 32 * i}, r, r)
+		vadd(Mem{Base: src, Disp: 32 * i}, r, r)
 	}
 	for i, r := range y {
 		e.load(r, Mem{Base: dst, Disp: 32 * i})
@@ -65,8 +69,8 @@ func add(e elem) {
 	Label("vector")
 	CMPQ(n, U8(e.lanes))
 	JL(LabelRef("scalar"))
-	e.load(Mem{Base: src}, reg.Y0)
-	vadd(Mem{Base: dst}, reg.Y0, reg.Y0)
+	e.load(Mem{Base: dst}, reg.Y0)
+	vadd(Mem{Base: src}, reg.Y0, reg.Y0)
 	e.load(reg.Y0, Mem{Base: dst})
 	ADDQ(U8(32), src)
 	ADDQ(U8(32), dst)
@@ -75,8 +79,8 @@ func add(e elem) {
 	Label("scalar")
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
-	sload(Mem{Base: src}, reg.X0)
-	sadd(Mem{Base: dst}, reg.X0, reg.X0)
+	sload(Mem{Base: dst}, reg.X0)
+	sadd(Mem{Base: src}, reg.X0, reg.X0)
 	sload(reg.X0, Mem{Base: dst})
 	ADDQ(U8(e.size), src)
 	ADDQ(U8(e.size), dst)

@@ -17,6 +17,7 @@ func winoKernels() {
 	winoIn4x2S()
 	winoGrad8S()
 	deinterleaveS()
+	wino512Kernels()
 }
 
 // evenOdd sets even and odd to the even- and odd-numbered of the 8

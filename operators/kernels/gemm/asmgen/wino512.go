@@ -1,0 +1,229 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// wino512Kernels emits package convpool's AVX-512F kernels of the Winograd
+// F(2×2, 3×3) transforms: the input and output transforms of sixteen
+// tiles side by side in a row of tiles (a whole strip of the GEMM's packed
+// V), one tile per lane, with the operations of the Go code for one tile
+// in its order, as the AVX kernels of eight do, and the transform of
+// sixteen output-gradient tiles. They need rows of at least sixteen tiles
+// (planes 32 wide); rows of four tiles stay with the AVX kernels.
+func wino512Kernels() {
+	winoIn16S()
+	winoOut16S()
+	winoGrad16S()
+}
+
+// winoIn16S emits winoIn16S: winoIn8S on ZMM registers, sixteen tiles.
+func winoIn16S() {
+	TEXT("winoIn16S", NOSPLIT, "func(e, o []float32, ld int, v []float32, vl int)")
+	Pragma("noescape")
+	Doc(
+		"winoIn16S transforms sixteen 4×4 input tiles side by side as winoIn8S does eight (AVX-512F).",
+		"The caller checks that e and o hold 3·ld+17 values and v 15·vl+16.",
+	)
+	e := Load(Param("e").Base(), reg.RSI)
+	o := Load(Param("o").Base(), reg.RDX)
+	ld := Load(Param("ld"), reg.RCX)
+	v := Load(Param("v").Base(), reg.RDI)
+	vl := Load(Param("vl"), reg.R8)
+	SHLQ(U8(2), ld)
+	SHLQ(U8(2), vl)
+	e2, o2 := reg.R9, reg.R10
+	LEAQ(Mem{Base: e, Index: ld, Scale: 2}, e2)
+	LEAQ(Mem{Base: o, Index: ld, Scale: 2}, o2)
+	d := func(r, k int) Mem {
+		base := e
+		if k%2 == 1 {
+			base = o
+		}
+		if r >= 2 {
+			base = e2
+			if k%2 == 1 {
+				base = o2
+			}
+		}
+		m := Mem{Base: base, Disp: 4 * (k / 2)}
+		if r%2 == 1 {
+			m.Index, m.Scale = ld, 1
+		}
+		return m
+	}
+	// m[i][k], i the row of Bᵀ·d: d0−d2, d1+d2, d2−d1, d1−d3 of column k.
+	var m [4][4]reg.VecPhysical
+	for k := range 4 {
+		for i := range 4 {
+			m[i][k] = zmm[4*k+i]
+		}
+		VMOVUPS(d(0, k), m[0][k])
+		VSUBPS(d(2, k), m[0][k], m[0][k])
+		VMOVUPS(d(1, k), m[1][k])
+		VADDPS(d(2, k), m[1][k], m[1][k])
+		VMOVUPS(d(2, k), m[2][k])
+		VSUBPS(d(1, k), m[2][k], m[2][k])
+		VMOVUPS(d(1, k), m[3][k])
+		VSUBPS(d(3, k), m[3][k], m[3][k])
+	}
+	// Row i of (Bᵀ·d)·B: m0−m2, m1+m2, m2−m1, m1−m3, to v + (4i+l)·vl.
+	a, b := reg.R11, reg.R12
+	MOVQ(v, a)
+	for i := range 4 {
+		r := m[i]
+		LEAQ(Mem{Base: a, Index: vl, Scale: 2}, b)
+		VSUBPS(r[2], r[0], r[0])
+		VMOVUPS(r[0], Mem{Base: a})
+		VSUBPS(r[1], r[2], r[0])
+		VADDPS(r[2], r[1], r[2])
+		VMOVUPS(r[2], Mem{Base: a, Index: vl, Scale: 1})
+		VMOVUPS(r[0], Mem{Base: b})
+		VSUBPS(r[3], r[1], r[3])
+		VMOVUPS(r[3], Mem{Base: b, Index: vl, Scale: 1})
+		LEAQ(Mem{Base: a, Index: vl, Scale: 4}, a)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// winoOut16S emits winoOut16S: winoOut8S on ZMM registers for sixteen
+// tiles side by side; a two-table permute interleaves the tiles' two
+// columns into 32 outputs a row.
+func winoOut16S() {
+	TEXT("winoOut16S", NOSPLIT, "func(m []float32, ml int, bias float32, y []float32, ld int)")
+	Pragma("noescape")
+	Doc(
+		"winoOut16S transforms sixteen 4×4 product tiles, element ξ of tile j at m[ξ·ml+j], into their",
+		"2×2 output tiles plus bias: the top row of tile j to y[2j], y[2j+1], the bottom row ld further",
+		"(AVX-512F). The caller checks that m holds 15·ml+16 values and y ld+32.",
+	)
+	m := Load(Param("m").Base(), reg.RSI)
+	ml := Load(Param("ml"), reg.RCX)
+	y0 := Load(Param("y").Base(), reg.RDI)
+	ld := Load(Param("ld"), reg.RDX)
+	SHLQ(U8(2), ml)
+	SHLQ(U8(2), ld)
+	y1 := reg.R13
+	LEAQ(Mem{Base: y0, Index: ld, Scale: 1}, y1)
+	ml3 := reg.R8
+	LEAQ(Mem{Base: ml, Index: ml, Scale: 2}, ml3)
+	rows := []reg.Register{m, reg.R9, reg.R10, reg.R11}
+	for r := 1; r < 4; r++ {
+		LEAQ(Mem{Base: rows[r-1], Index: ml, Scale: 4}, rows[r])
+	}
+	at := func(r, c int) Mem {
+		switch c {
+		case 0:
+			return Mem{Base: rows[r]}
+		case 3:
+			return Mem{Base: rows[r], Index: ml3, Scale: 1}
+		}
+		return Mem{Base: rows[r], Index: ml, Scale: uint8(c)}
+	}
+	// Aᵀ·M: s_c = (m0c+m1c)+m2c in Z0…Z3, d_c = (m1c−m2c)−m3c in Z4…Z7.
+	s := zmm[0:4]
+	d := zmm[4:8]
+	for c := range 4 {
+		VMOVUPS(at(0, c), s[c])
+		VADDPS(at(1, c), s[c], s[c])
+		VADDPS(at(2, c), s[c], s[c])
+		VMOVUPS(at(1, c), d[c])
+		VSUBPS(at(2, c), d[c], d[c])
+		VSUBPS(at(3, c), d[c], d[c])
+	}
+	bias := reg.Z8
+	VBROADCASTSS(addr(Param("bias")), bias)
+	// Output 2j of a row from lane j of the left column, 2j+1 from lane j
+	// of the right one (table entries 16 and up).
+	zipLo, zipHi := reg.Z28, reg.Z29
+	indexTable("winoZipLo", func(i int) int { return i/2 + 16*(i%2) }, zipLo)
+	indexTable("winoZipHi", func(i int) int { return 8 + i/2 + 16*(i%2) }, zipHi)
+	// (Aᵀ·M)·A + bias, per row x of Aᵀ·M: ((x0+x1)+x2)+bias and
+	// ((x1−x2)−x3)+bias, interleaved into 32 outputs at y.
+	for i, x := range [][]reg.VecPhysical{s, d} {
+		y := y0
+		if i == 1 {
+			y = y1
+		}
+		VADDPS(x[1], x[0], reg.Z9)
+		VADDPS(x[2], reg.Z9, reg.Z9)
+		VADDPS(bias, reg.Z9, reg.Z9)
+		VSUBPS(x[2], x[1], reg.Z10)
+		VSUBPS(x[3], reg.Z10, reg.Z10)
+		VADDPS(bias, reg.Z10, reg.Z10)
+		VMOVDQA32(zipLo, reg.Z11)
+		VPERMI2PS(reg.Z10, reg.Z9, reg.Z11)
+		VMOVDQA32(zipHi, reg.Z12)
+		VPERMI2PS(reg.Z10, reg.Z9, reg.Z12)
+		VMOVUPS(reg.Z11, Mem{Base: y})
+		VMOVUPS(reg.Z12, Mem{Base: y, Disp: 64})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// winoGrad16S emits winoGrad16S: winoGrad8S on ZMM registers for sixteen
+// tiles side by side; a two-table permute takes the even and odd elements
+// of each row of 32 apart.
+func winoGrad16S() {
+	TEXT("winoGrad16S", NOSPLIT, "func(dy []float32, ld int, y []float32, yl int)")
+	Pragma("noescape")
+	Doc(
+		"winoGrad16S transforms sixteen 2×2 tiles side by side, tile j's top row at dy[2j], dy[2j+1],",
+		"its bottom row ld further, into their 4×4 A·e·Aᵀ, element ξ of tile j to y[ξ·yl+j] (AVX-512F).",
+		"The caller checks that dy holds ld+32 values and y 15·yl+16.",
+	)
+	dy := Load(Param("dy").Base(), reg.RSI)
+	ld := Load(Param("ld"), reg.RDX)
+	y := Load(Param("y").Base(), reg.RDI)
+	yl := Load(Param("yl"), reg.RCX)
+	SHLQ(U8(2), yl)
+	SHLQ(U8(2), ld)
+	r1 := reg.R11
+	LEAQ(Mem{Base: dy, Index: ld, Scale: 1}, r1)
+	sign, even, odd := reg.Z31, reg.Z30, reg.Z29
+	MOVL(U32(0x80000000), reg.EAX)
+	VPBROADCASTD(reg.EAX, sign)
+	indexTable("winoEven", func(i int) int { return 2 * i }, even)
+	indexTable("winoOdd", func(i int) int { return 2*i + 1 }, odd)
+	// evenOdd16 sets e and o to the even and odd elements of the 32 at p.
+	evenOdd16 := func(p reg.Register, e, o reg.VecPhysical) {
+		VMOVUPS(Mem{Base: p}, reg.Z0)
+		VMOVUPS(Mem{Base: p, Disp: 64}, reg.Z1)
+		VMOVDQA32(even, e)
+		VPERMI2PS(reg.Z1, reg.Z0, e)
+		VMOVDQA32(odd, o)
+		VPERMI2PS(reg.Z1, reg.Z0, o)
+	}
+	e00, e01, e10, e11 := reg.Z2, reg.Z3, reg.Z4, reg.Z5
+	evenOdd16(dy, e00, e01)
+	evenOdd16(r1, e10, e11)
+	// Rows of A·e: e0, e0+e1, e0−e1, −e1 (a sign flip, as Go negates).
+	rows := [4][2]reg.VecPhysical{{e00, e01}, {reg.Z6, reg.Z7}, {reg.Z8, reg.Z9}, {reg.Z10, reg.Z11}}
+	VADDPS(e10, e00, reg.Z6)
+	VADDPS(e11, e01, reg.Z7)
+	VSUBPS(e10, e00, reg.Z8)
+	VSUBPS(e11, e01, reg.Z9)
+	VPXORD(sign, e10, reg.Z10)
+	VPXORD(sign, e11, reg.Z11)
+	// Columns of each row (x0, x1): x0, x0+x1, x0−x1, −x1, to y + (4i+l)·yl.
+	a, b := reg.R8, reg.R9
+	MOVQ(y, a)
+	for _, r := range rows {
+		x0, x1 := r[0], r[1]
+		LEAQ(Mem{Base: a, Index: yl, Scale: 2}, b)
+		VMOVUPS(x0, Mem{Base: a})
+		VADDPS(x1, x0, reg.Z12)
+		VMOVUPS(reg.Z12, Mem{Base: a, Index: yl, Scale: 1})
+		VSUBPS(x1, x0, reg.Z13)
+		VMOVUPS(reg.Z13, Mem{Base: b})
+		VPXORD(sign, x1, reg.Z14)
+		VMOVUPS(reg.Z14, Mem{Base: b, Index: yl, Scale: 1})
+		LEAQ(Mem{Base: a, Index: yl, Scale: 4}, a)
+	}
+	VZEROUPPER()
+	RET()
+}
