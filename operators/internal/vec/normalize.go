@@ -25,7 +25,7 @@ func Normalize[T float32 | float64](x, y []T, m, a, b T) {
 func normalizeGo[T float32 | float64](x, y []T, m, a, b T) {
 	y = y[:len(x)]
 	for i, v := range x {
-		y[i] = (v-m)*a + b
+		y[i] = T((v-m)*a) + b
 	}
 }
 
@@ -52,6 +52,6 @@ func NormalizeGrad[T float32 | float64](dy, x, dx []T, m, a, c, d T) {
 func normalizeGradGo[T float32 | float64](dy, x, dx []T, m, a, c, d T) {
 	x, dx = x[:len(dy)], dx[:len(dy)]
 	for i, g := range dy {
-		dx[i] = g*a + (x[i]-m)*c + d
+		dx[i] = T(T(g*a)+T((x[i]-m)*c)) + d
 	}
 }

@@ -22,10 +22,10 @@ func TestNormalizeMatchesGo(t *testing.T) {
 		dx[n] = 42
 		NormalizeGrad(dy, x, dx[:n], m, a, c, b)
 		for i := range x {
-			if want := (x[i]-m)*a + b; y[i] != want {
+			if want := float32((x[i]-m)*a) + b; y[i] != want {
 				t.Fatalf("n=%d: Normalize y[%d] = %v, want %v", n, i, y[i], want)
 			}
-			if want := dy[i]*a + (x[i]-m)*c + b; dx[i] != want {
+			if want := float32(float32(dy[i]*a)+float32((x[i]-m)*c)) + b; dx[i] != want {
 				t.Fatalf("n=%d: NormalizeGrad dx[%d] = %v, want %v", n, i, dx[i], want)
 			}
 		}

@@ -26,15 +26,15 @@ func ShiftedSums[T float32 | float64](x []T, k float64) (s, s2 float64) {
 		a1 += d1
 		a2 += d2
 		a3 += d3
-		b0 += d0 * d0
-		b1 += d1 * d1
-		b2 += d2 * d2
-		b3 += d3 * d3
+		b0 += float64(d0 * d0)
+		b1 += float64(d1 * d1)
+		b2 += float64(d2 * d2)
+		b3 += float64(d3 * d3)
 	}
 	for ; i < len(x); i++ {
 		d := float64(x[i]) - k
 		a0 += d
-		b0 += d * d
+		b0 += float64(d * d)
 	}
 	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 }
@@ -61,15 +61,15 @@ func GradSums[T float32 | float64](dy, x []T, m float64) (sdy, sdyx float64) {
 		a1 += g1
 		a2 += g2
 		a3 += g3
-		b0 += g0 * (float64(x[i]) - m)
-		b1 += g1 * (float64(x[i+1]) - m)
-		b2 += g2 * (float64(x[i+2]) - m)
-		b3 += g3 * (float64(x[i+3]) - m)
+		b0 += float64(g0 * (float64(x[i]) - m))
+		b1 += float64(g1 * (float64(x[i+1]) - m))
+		b2 += float64(g2 * (float64(x[i+2]) - m))
+		b3 += float64(g3 * (float64(x[i+3]) - m))
 	}
 	for ; i < len(dy); i++ {
 		g := float64(dy[i])
 		a0 += g
-		b0 += g * (float64(x[i]) - m)
+		b0 += float64(g * (float64(x[i]) - m))
 	}
 	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 }

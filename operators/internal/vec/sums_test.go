@@ -24,15 +24,15 @@ func TestSumsMatchScalar(t *testing.T) {
 			a1 += d1
 			a2 += d2
 			a3 += d3
-			b0 += d0 * d0
-			b1 += d1 * d1
-			b2 += d2 * d2
-			b3 += d3 * d3
+			b0 += float64(d0 * d0)
+			b1 += float64(d1 * d1)
+			b2 += float64(d2 * d2)
+			b3 += float64(d3 * d3)
 		}
 		for ; i < n; i++ {
 			d := float64(x[i]) - k
 			a0 += d
-			b0 += d * d
+			b0 += float64(d * d)
 		}
 		s, s2 := ShiftedSums(x, k)
 		if math.Float64bits(s) != math.Float64bits((a0+a1)+(a2+a3)) || math.Float64bits(s2) != math.Float64bits((b0+b1)+(b2+b3)) {
@@ -46,15 +46,15 @@ func TestSumsMatchScalar(t *testing.T) {
 			a1 += g1
 			a2 += g2
 			a3 += g3
-			b0 += g0 * (float64(x[i]) - k)
-			b1 += g1 * (float64(x[i+1]) - k)
-			b2 += g2 * (float64(x[i+2]) - k)
-			b3 += g3 * (float64(x[i+3]) - k)
+			b0 += float64(g0 * (float64(x[i]) - k))
+			b1 += float64(g1 * (float64(x[i+1]) - k))
+			b2 += float64(g2 * (float64(x[i+2]) - k))
+			b3 += float64(g3 * (float64(x[i+3]) - k))
 		}
 		for ; i < n; i++ {
 			g := float64(dy[i])
 			a0 += g
-			b0 += g * (float64(x[i]) - k)
+			b0 += float64(g * (float64(x[i]) - k))
 		}
 		g, gx := GradSums(dy, x, k)
 		if math.Float64bits(g) != math.Float64bits((a0+a1)+(a2+a3)) || math.Float64bits(gx) != math.Float64bits((b0+b1)+(b2+b3)) {
