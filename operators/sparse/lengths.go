@@ -3,6 +3,7 @@ package sparse
 import (
 	"github.com/caffe2go/caffe2go/blob"
 	"github.com/caffe2go/caffe2go/operators"
+	"github.com/caffe2go/caffe2go/operators/internal/vec"
 )
 
 // reduceKind is the reduction a segment operator applies to its rows.
@@ -246,10 +247,7 @@ func reduceSegments(out, data []float32, block int, rows, lens []int, w []float3
 			src := data[r*block : (r+1)*block]
 			switch {
 			case kind == reduceWeightedSum:
-				wk := w[k]
-				for j, v := range src {
-					o[j] += wk * v
-				}
+				vec.AddScaled(o, src, w[k])
 			case kind == reduceMax && k == pos:
 				copy(o, src)
 			case kind == reduceMax:
@@ -259,9 +257,7 @@ func reduceSegments(out, data []float32, block int, rows, lens []int, w []float3
 					}
 				}
 			default:
-				for j, v := range src {
-					o[j] += v
-				}
+				vec.Add(o, src)
 			}
 		}
 		if kind == reduceMean && l > 0 {

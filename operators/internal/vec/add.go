@@ -44,3 +44,33 @@ func addGo[T float32 | float64](dst, src []T) {
 		dst[i] += src[i]
 	}
 }
+
+// AddScaled sets dst[i] += a·src[i] for every i < len(dst), the product
+// rounded to T before the addition (no fused multiply-add, so that the
+// AVX, AVX-512 and Go paths agree bit for bit); src must be at least as
+// long as dst.
+func AddScaled[T float32 | float64](dst, src []T, a T) {
+	src = src[:len(dst)]
+	if d, ok := any(dst).([]float32); ok {
+		s, a := any(src).([]float32), float32(a)
+		switch {
+		case hasAVX512:
+			addScaled512S(d, s, a)
+			return
+		case hasAVX:
+			n := len(d) &^ 7
+			addScaledS(d[:n], s, a)
+			addScaledGo(d[n:], s[n:], a)
+			return
+		}
+	}
+	addScaledGo(dst, src, a)
+}
+
+// addScaledGo is AddScaled in Go.
+func addScaledGo[T float32 | float64](dst, src []T, a T) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] += T(a * v)
+	}
+}

@@ -16,6 +16,12 @@ func addS(dst []float32, src []float32)
 //go:noescape
 func addD(dst []float64, src []float64)
 
+// addScaledS sets dst[i] += a·src[i] for i < len(dst), rounding the product before the addition.
+// The caller checks that len(dst) is a multiple of 8 and that src is at least as long.
+//
+//go:noescape
+func addScaledS(dst []float32, src []float32, a float32)
+
 // normalizeS sets y[i] = (x[i]−m)·a + b for i < len(x), rounding after each operation.
 // The caller checks that len(x) is a multiple of 8 and that y is at least as long.
 //
@@ -81,6 +87,12 @@ func add512S(dst []float32, src []float32)
 //
 //go:noescape
 func add512D(dst []float64, src []float64)
+
+// addScaled512S sets dst[i] += a·src[i] for i < len(dst), rounding the product before the addition (AVX-512F).
+// The caller checks that src is at least as long as dst.
+//
+//go:noescape
+func addScaled512S(dst []float32, src []float32, a float32)
 
 // relu512S sets y[i] = max(x[i], 0) for i < len(x), bit for bit as Go computes it (AVX-512F).
 // The caller checks that y is at least as long as x.

@@ -110,6 +110,30 @@ done:
 	VZEROUPPER
 	RET
 
+// func addScaledS(dst []float32, src []float32, a float32)
+// Requires: AVX
+TEXT ·addScaledS(SB), NOSPLIT, $0-52
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	VBROADCASTSS a+48(FP), Y2
+	SHRQ         $0x03, CX
+	JZ           done
+
+loop:
+	VMOVUPS (SI), Y1
+	VMULPS  Y2, Y1, Y1
+	VADDPS  (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func normalizeS(x []float32, y []float32, m float32, a float32, b float32)
 // Requires: AVX
 TEXT ·normalizeS(SB), NOSPLIT, $0-60
@@ -501,6 +525,72 @@ tail:
 	VMOVUPD.Z (SI), K1, Z4
 	VADDPD    Z4, Z0, Z0
 	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func addScaled512S(dst []float32, src []float32, a float32)
+// Requires: AVX, AVX512F
+TEXT ·addScaled512S(SB), NOSPLIT, $0-52
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	VBROADCASTSS a+48(FP), Z31
+
+block:
+	CMPQ    CX, $0x40
+	JB      vector
+	VMOVUPS (SI), Z4
+	VMULPS  Z31, Z4, Z4
+	VMOVUPS (DI), Z0
+	VADDPS  Z0, Z4, Z4
+	VMOVUPS Z4, (DI)
+	VMOVUPS 64(SI), Z5
+	VMULPS  Z31, Z5, Z5
+	VMOVUPS 64(DI), Z1
+	VADDPS  Z1, Z5, Z5
+	VMOVUPS Z5, 64(DI)
+	VMOVUPS 128(SI), Z6
+	VMULPS  Z31, Z6, Z6
+	VMOVUPS 128(DI), Z2
+	VADDPS  Z2, Z6, Z6
+	VMOVUPS Z6, 128(DI)
+	VMOVUPS 192(SI), Z7
+	VMULPS  Z31, Z7, Z7
+	VMOVUPS 192(DI), Z3
+	VADDPS  Z3, Z7, Z7
+	VMOVUPS Z7, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, CX
+	JMP     block
+
+vector:
+	CMPQ    CX, $0x10
+	JB      tail
+	VMOVUPS (SI), Z4
+	VMULPS  Z31, Z4, Z4
+	VMOVUPS (DI), Z0
+	VADDPS  Z0, Z4, Z4
+	VMOVUPS Z4, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, CX
+	JMP     vector
+
+tail:
+	TESTQ     CX, CX
+	JZ        done
+	MOVQ      $0x00000001, AX
+	SHLQ      CL, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z4
+	VMULPS    Z31, Z4, Z4
+	VMOVUPS.Z (DI), K1, Z0
+	VADDPS    Z0, Z4, Z4
+	VMOVUPS   Z4, K1, (DI)
 
 done:
 	VZEROUPPER

@@ -78,7 +78,7 @@ func sameBits(t *testing.T, what string, n, off int, got, want []float32) {
 	}
 }
 
-// checkKernelBits checks Add, Relu32, ReluGrad32, Normalize,
+// checkKernelBits checks Add, AddScaled, Relu32, ReluGrad32, Normalize,
 // NormalizeGrad, MaxPairs32 and MaxPairsGrad32, on whichever kernels this CPU selects, bit for bit
 // against the Go loops (see TestAVX512MatchesGo).
 func checkKernelBits(t *testing.T) {
@@ -101,6 +101,16 @@ func checkKernelBits(t *testing.T) {
 			Add(dst, dy)
 			sameBits(t, "Add", n, off, dst, want)
 			intact(t, "Add", buf, n, off)
+
+			for _, p := range params {
+				dst, buf := guarded(n, off)
+				copy(dst, x)
+				want := append([]float32(nil), x...)
+				addScaledGo(want, dy, p[1])
+				AddScaled(dst, dy, p[1])
+				sameBits(t, "AddScaled", n, off, dst, want)
+				intact(t, "AddScaled", buf, n, off)
+			}
 
 			x64, dy64 := make([]float64, n), make([]float64, n)
 			for i := range x {

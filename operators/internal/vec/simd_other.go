@@ -13,6 +13,8 @@ const (
 func addS(dst, src []float32) { addGo(dst, src) }
 func addD(dst, src []float64) { addGo(dst, src) }
 
+func addScaledS(dst, src []float32, a float32) { panic("vec: no AVX kernel") }
+
 func normalizeS(x, y []float32, m, a, b float32) { panic("vec: no AVX kernel") }
 
 func normalizeGradS(dy, x, dx []float32, m, a, c, d float32) { panic("vec: no AVX kernel") }
@@ -33,6 +35,8 @@ func maxPairsGradS(x0, x1, y, dy, d0, d1 []float32) { panic("vec: no AVX kernel"
 
 func add512S(dst, src []float32) { addGo(dst, src) }
 func add512D(dst, src []float64) { addGo(dst, src) }
+
+func addScaled512S(dst, src []float32, a float32) { addScaledGo(dst, src, a) }
 
 func relu512S(x, y []float32) { reluGo(x, y) }
 

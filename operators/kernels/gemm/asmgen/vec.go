@@ -15,6 +15,7 @@ import (
 func vecKernels() {
 	add(f32)
 	add(f64)
+	addScaledS()
 	normalizeS()
 	normalizeGradS()
 	reluS()
@@ -112,6 +113,35 @@ func negMax(na, nb, t, dst reg.VecPhysical) {
 	VMINPS(nb, na, t)  // t = min(−a, −b)
 	VMINPS(na, t, dst) // min(t, −a)
 	VORPS(t, dst, dst)
+}
+
+// addScaledS emits addScaledS: dst += a·src on float32, eight at a time,
+// the product rounded before the addition (no FMA), with the operand order
+// of the Go loop.
+func addScaledS() {
+	TEXT("addScaledS", NOSPLIT, "func(dst, src []float32, a float32)")
+	Pragma("noescape")
+	Doc(
+		"addScaledS sets dst[i] += a·src[i] for i < len(dst), rounding the product before the addition.",
+		"The caller checks that len(dst) is a multiple of 8 and that src is at least as long.",
+	)
+	n := Load(Param("dst").Len(), reg.RCX)
+	dst := Load(Param("dst").Base(), reg.RDI)
+	src := Load(Param("src").Base(), reg.RSI)
+	VBROADCASTSS(addr(Param("a")), reg.Y2)
+	countedLoop(n, 3, func() {
+		// src is the first operand of the product and the product that
+		// of the sum, as in the Go loop's MULSS and ADDSS: of two NaNs, the
+		// result is that operand's.
+		VMOVUPS(Mem{Base: src}, reg.Y1)
+		VMULPS(reg.Y2, reg.Y1, reg.Y1)
+		VADDPS(Mem{Base: dst}, reg.Y1, reg.Y1)
+		VMOVUPS(reg.Y1, Mem{Base: dst})
+		ADDQ(U8(32), src)
+		ADDQ(U8(32), dst)
+	})
+	VZEROUPPER()
+	RET()
 }
 
 // normalizeS emits normalizeS: y = (x − m)·a + b on float32, eight at a

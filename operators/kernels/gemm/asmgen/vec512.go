@@ -27,6 +27,7 @@ import (
 func vec512Kernels() {
 	add512(f32)
 	add512(f64)
+	addScaled512S()
 	relu512S()
 	reluGrad512S()
 	normalize512S()
@@ -167,6 +168,31 @@ func add512(e elem) {
 			vadd(b, a, a)
 		}
 		zstore(mov, a, k, Mem{Base: dst, Disp: disp})
+	})
+}
+
+// addScaled512S emits addScaled512S: dst += a·src on float32, sixteen at
+// a time, the product rounded before the addition, with the operand order
+// of the Go loop (see addScaledS).
+func addScaled512S() {
+	TEXT("addScaled512S", NOSPLIT, "func(dst, src []float32, a float32)")
+	Pragma("noescape")
+	Doc(
+		"addScaled512S sets dst[i] += a·src[i] for i < len(dst), rounding the product before the addition (AVX-512F).",
+		"The caller checks that src is at least as long as dst.",
+	)
+	n := Load(Param("dst").Len(), reg.RCX)
+	dst := Load(Param("dst").Base(), reg.RDI)
+	src := Load(Param("src").Base(), reg.RSI)
+	VBROADCASTSS(addr(Param("a")), reg.Z31)
+	zloop(n, 4, []reg.Register{dst, src}, func(s int, k reg.Register) {
+		disp := 64 * s
+		d, p := zmm[s], zmm[s+4]
+		zload(VMOVUPS, movZ(VMOVUPS_Z), Mem{Base: src, Disp: disp}, k, p)
+		VMULPS(reg.Z31, p, p) // src first, as in addScaledS
+		zload(VMOVUPS, movZ(VMOVUPS_Z), Mem{Base: dst, Disp: disp}, k, d)
+		VADDPS(d, p, p) // the product first, as in addScaledS
+		zstore(VMOVUPS, p, k, Mem{Base: dst, Disp: disp})
 	})
 }
 
