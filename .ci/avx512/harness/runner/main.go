@@ -308,8 +308,10 @@ func buildISO(testArgs []string) (string, error) {
 // layout when PKRU or the compacted format (XSAVEC, XSAVES) is in use, and
 // the kernel then turns XSAVE off altogether, which hides AVX and AVX-512
 // from user space. Without those three the kernel uses the standard
-// format with x87, SSE, AVX, opmask and ZMM state (XCR0 = 0xe7). User
-// space still sees the CPU's own CPUID.
+// format with x87, SSE, AVX, opmask and ZMM state (XCR0 = 0xe7). With
+// FSRM (tigerlake, icelake) the kernel's patched memcpy ends in a loop of
+// page faults early in the boot under Bochs. User space still sees the
+// CPU's own CPUID.
 func cmdline() string {
 	return strings.Join([]string{
 		"initrd=/initrd.img",
@@ -321,7 +323,7 @@ func cmdline() string {
 		"tsc=reliable",
 		"no_timer_check",
 		"random.trust_cpu=on",
-		"clearcpuid=pku,xsavec,xsaves",
+		"clearcpuid=pku,xsavec,xsaves,fsrm",
 		*appendK,
 	}, " ")
 }
