@@ -140,10 +140,20 @@ say "built $(basename "$pkgdir") tests in $(elapsed "$tb") ($(du -h "$work/pkg.t
 
 verbose=()
 [ "${AVX512_EMU_VERBOSE:-}" = 1 ] && verbose=(-v)
+# The runner stops Bochs when it gets SIGTERM/SIGINT (and Bochs dies with
+# it when it is killed); pass those signals on and wait for it, so that a
+# cancelled job leaves no emulator behind.
 set +e
 "$cache/bin/runner" -kernel "$kernel" -init "$cache/bin/guestinit" -test "$work/pkg.test" \
-  -pkgdir "$pkgdir" -work "$work" -cpu "$cpu" -megs "$megs" -timeout "$timeout" "${verbose[@]}" -- "$@"
-status=$?
+  -pkgdir "$pkgdir" -work "$work" -cpu "$cpu" -megs "$megs" -timeout "$timeout" "${verbose[@]}" -- "$@" &
+rpid=$!
+trap 'kill -TERM "$rpid" 2>/dev/null' TERM INT HUP
+while :; do
+  wait "$rpid"
+  status=$?
+  kill -0 "$rpid" 2>/dev/null || break
+done
+trap - TERM INT HUP
 set -e
 say "total $(elapsed "$t0"), exit status $status"
 exit $status

@@ -309,9 +309,10 @@ func buildISO(testArgs []string) (string, error) {
 // the kernel then turns XSAVE off altogether, which hides AVX and AVX-512
 // from user space. Without those three the kernel uses the standard
 // format with x87, SSE, AVX, opmask and ZMM state (XCR0 = 0xe7). With
-// FSRM (tigerlake, icelake) the kernel's patched memcpy ends in a loop of
-// page faults early in the boot under Bochs. User space still sees the
-// CPU's own CPUID.
+// FSRM (tigerlake) the boot hangs early in an endless loop of page faults
+// under Bochs; without it the kernel keeps its plain memcpy/memmove, which
+// it otherwise patches to REP MOVSB. User space still sees the CPU's own
+// CPUID.
 func cmdline() string {
 	return strings.Join([]string{
 		"initrd=/initrd.img",
