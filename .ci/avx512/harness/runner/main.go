@@ -54,6 +54,7 @@ var (
 	verbose  = flag.Bool("v", false, "print the kernel's boot messages too")
 	appendK  = flag.String("append", "", "more kernel command-line options")
 	bochsBin = flag.String("bochs", "bochs-bin", "Bochs executable")
+	isolate  = flag.Bool("isolate", true, "run Bochs in a network namespace of its own (unshare -rn) where that works")
 	romDir   = flag.String("roms", "/usr/share/bochs", "directory with BIOS-bochs-latest and VGABIOS-lgpl-latest")
 )
 
@@ -107,7 +108,13 @@ func run(testArgs []string) int {
 	if err := os.WriteFile(dbg, []byte("continue\n"), 0o644); err != nil {
 		return fail("%v", err)
 	}
-	cmd := exec.Command(*bochsBin, "-q", "-f", rc, "-rc", dbg)
+	argv := []string{*bochsBin, "-q", "-f", rc, "-rc", dbg}
+	if *isolate && exec.Command("unshare", "-rn", "true").Run() == nil {
+		// Bochs's rfb display listens on a TCP port; in a network
+		// namespace of its own nothing outside can reach it.
+		argv = append([]string{"unshare", "-rn"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = *work
 	cmd.Stdin = nil
 	cmd.Stdout = stdout
