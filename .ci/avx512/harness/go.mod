@@ -1,0 +1,3 @@
+module github.com/caffe2go/caffe2go/ci/avx512/harness
+
+go 1.25.0
