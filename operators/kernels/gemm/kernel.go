@@ -94,6 +94,8 @@ func micro[T float32 | float64](kb int, a, b []T, tile *[4 * 4]T) {
 }
 
 // Kernel names the float32 micro-kernel that Sgemm uses on this machine:
-// "avx2" (AVX2 and FMA, amd64) or "generic" (portable Go, also what the
-// purego and noasm build tags force).
+// "avx512" (AVX-512F, AVX2 and FMA, amd64), "avx2" (AVX2 and FMA, amd64;
+// also on an AVX-512 machine run with GODEBUG=cpu.avx512f=off) or
+// "generic" (portable Go, also what the purego and noasm build tags
+// force).
 func Kernel() string { return state32.kern.name }
