@@ -37,7 +37,7 @@ var (
 // by Go code that rounds beta·C separately, and its width depends on nr).
 // nc = 4064 is the largest multiple of 32 below the AVX2 kernels' 4080.
 var (
-	avx512S = kernel[float32]{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4064, taskWork: 1 << 18, smallWork: 96, tile: avx512Kernel12x32S, strided: avx512Kernel12x32SStrided, stridedB: avx512Kernel12x32SStridedB, copyRows: avx512CopyRows128S, transpose: avx512Transpose32S, dot: dot4x3S,
+	avx512S = kernel[float32]{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4064, taskWork: 1 << 18, smallWork: 96, tile: avx512Kernel12x32S, strided: avx512Kernel12x32SStrided, stridedB: avx512Kernel12x32SStridedB, copyRows: avx512CopyRows128S, transpose: avx512Transpose32S, dot: dot4x3S, tileSpeed: 2,
 		edge: []func(int, []float32, []float32, []float32, int, float32, float32){nil,
 			avx512Kernel1x32S, avx512Kernel2x32S, avx512Kernel3x32S, avx512Kernel4x32S, avx512Kernel5x32S, avx512Kernel6x32S,
 			avx512Kernel7x32S, avx512Kernel8x32S, avx512Kernel9x32S, avx512Kernel10x32S, avx512Kernel11x32S},
