@@ -20,9 +20,10 @@ import (
 // loads and make the loads the bottleneck. 24 independent accumulators
 // more than cover the FMA latency (4 cycles × 2 units). Twelve rather than
 // fourteen rows (28 accumulators) leaves registers to rotate the
-// broadcasts through and keeps the edge kernels to eleven; twelve is also
-// the width of BLIS's Skylake-X float32 kernel (its 32×12, transposed).
-// The same height for both element types lets packing share its code.
+// broadcasts through and keeps the edge kernels to eleven. TBLIS's
+// Skylake-X kernels have the same shapes (its sgemm 12x32 and dgemm
+// 12x16). The same height for both element types lets packing share its
+// code.
 const zmr = 12
 
 // zunroll is how many k steps one pass of the AVX-512 main loop takes.
