@@ -10,12 +10,12 @@
 // strips (a narrow C), A is not packed: a strided variant of the
 // micro-kernel reads it in place. Likewise, when C has only a few rows
 // (float32, B untransposed), B is read in place by another variant. A
-// last strip of C with fewer than mr rows is computed by float32 kernels
-// of just those rows, straight into C, rather than by a whole tile into a
-// scratch tile.
+// last strip of C with fewer than mr rows is computed by kernels of just
+// those rows (float32, and float64 with AVX-512), straight into C, rather
+// than by a whole tile into a scratch tile.
 //
-// Tiny products (at most 96 multiply-adds with the AVX2 kernels, 256 with
-// the portable ones) are computed by plain loops. A
+// Tiny products (at most 96 multiply-adds with the assembly kernels, 256
+// with the portable ones) are computed by plain loops. A
 // float32 C = A·Bᵀ with few columns or few rows and a long k (a
 // classifier's last layer, a convolution's weight gradient, an FC layer on
 // a batch of a few) takes the dot path (dot.go)
@@ -35,9 +35,22 @@
 // golang.org/x/sys/cpu) the micro-kernels are in assembly: a 6×16 float32
 // tile (6×8 float64) held in twelve YMM accumulators, fed by one broadcast
 // of A and two loads of B per step, and AVX copies and 8×8 transposes that
-// pack B, and the dot path's kernel (kernel_amd64.s). Everywhere else, and
-// with the purego or noasm build tag, a portable 4×4 Go kernel runs.
-// Kernel reports which one is in use. There is no AVX-512 kernel yet.
+// pack B, and the dot path's kernel (kernel_amd64.s). CPUs that also have
+// AVX-512F take AVX-512 kernels instead: a 12×32 float32 tile (12×16
+// float64) in 24 ZMM accumulators, with kernels for every shorter last
+// strip of rows, ZMM copies and wider transposes that pack B, and the
+// AVX2 dot kernel. They compute each element of C by the same operations
+// in the same order as the AVX2 kernels (same k blocking, FMAs, then
+// alpha, then beta·C), so the results agree bit for bit where beta is 0
+// or 1 and a product takes the same path. Everywhere else, and with the
+// purego or noasm build tag, a portable 4×4 Go kernel runs. Kernel reports
+// which one is in use.
+//
+// Go's GODEBUG setting turns the AVX-512 kernels off on a machine that
+// has them (golang.org/x/sys/cpu honours it), to compare the two kernel
+// sets or to work around a CPU that clocks down under AVX-512:
+//
+//	GODEBUG=cpu.avx512f=off go test -bench Sgemm ./operators/kernels/gemm/
 //
 // The assembly is generated with avo by the command in asmgen, a module of
 // its own so that this module does not depend on avo:
@@ -61,7 +74,7 @@
 //
 // Package gemmtest is the contract suite of a GEMM. The tests here run it
 // over every kernel path (the portable one and, where the build and the
-// CPU have it, AVX2), and the tests of the OpenBLAS binding in
+// CPU have them, AVX2 and AVX-512), and the tests of the OpenBLAS binding in
 // internal/openblas over OpenBLAS with the openblas build tag. Other tests
 // here force the blocked code's internal choices (A packed or read in
 // place, the blocked code on small products) and check what is particular

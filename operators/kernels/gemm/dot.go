@@ -29,12 +29,18 @@ const dotRows, dotCols = 4, 3
 // shapes measured: n = 9, 10, 24 and 25 with a long k (dot, up to 1.7×
 // faster), m of 1 to 16 rows with n of 256 or 512 (dot, up to 2×: the
 // blocked path transposes all of B for a few rows), n = 16, 32 and 48 and
-// k of 32 to 64 (blocked), and m ≥ 64 with a wide n (blocked).
+// k of 32 to 64 (blocked), and m ≥ 64 with a wide n (blocked). Tile
+// kernels faster than the dot kernel (tileSpeed, the AVX-512 ones) count
+// their multiply-adds at that much more than 95%.
 func useDot[T float32 | float64](kern *kernel[T], transA, transB bool, m, n, k int) bool {
 	if kern.dot == nil || !transB || transA || k < 16 {
 		return false
 	}
-	blocked := float64(m*roundUp(n, kern.nr)*k)/0.95 + 16*float64(n*k)
+	speed := kern.tileSpeed
+	if speed == 0 {
+		speed = 1
+	}
+	blocked := float64(m*roundUp(n, kern.nr)*k)/0.95/speed + 16*float64(n*k)
 	dot := float64(roundUp(m, dotRows)*roundUp(n, dotCols)*(k+100)) / 0.85
 	return dot < blocked
 }

@@ -96,6 +96,31 @@ func TestDotPathChosen(t *testing.T) {
 	}
 }
 
+// TestDotPathChosenAVX512 checks the dot path's cost model with the
+// AVX-512 tile kernels, twice as fast as the dot kernel: a classifier's
+// few columns and a batch of a few still take the dot path, but a C of two
+// strips of 16 columns, cheaper as one 32-wide strip at twice the speed,
+// does not (the model's estimate; not measured on an AVX-512 CPU).
+func TestDotPathChosenAVX512(t *testing.T) {
+	if avx512S.dot == nil {
+		t.Skip("no dot kernel in this build (it needs amd64 without the purego or noasm tag)")
+	}
+	for _, tc := range []struct {
+		m, n, k int
+		want    bool
+	}{
+		{256, 9, 512, true},
+		{4, 512, 512, true},
+		{256, 24, 512, false},
+		{256, 32, 512, false},
+		{64, 128, 512, false},
+	} {
+		if got := useDot(&avx512S, false, true, tc.m, tc.n, tc.k); got != tc.want {
+			t.Errorf("useDot(avx512, %d×%d×%d) = %v, want %v", tc.m, tc.n, tc.k, got, tc.want)
+		}
+	}
+}
+
 // TestDotPathThreadsDoNotChangeResults requires the dot path to give
 // exactly the result of one goroutine when split over several: the split
 // cuts rows (or, for a C of few rows, columns) of C, never k.

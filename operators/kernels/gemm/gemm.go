@@ -276,6 +276,14 @@ func (p *problem[T]) packA(dst []T, ic, mb, pc, kb int) {
 				dq[0], dq[1], dq[2], dq[3], dq[4], dq[5] = sq[0], sq[1], sq[2], sq[3], sq[4], sq[5]
 				off += p.lda
 			}
+		case p.transA && rows == 12 && mr == 12:
+			off := pc*p.lda + ic + s
+			for q := 0; q < kb; q++ {
+				dq, sq := (*[12]T)(d[q*12:]), (*[12]T)(p.a[off:])
+				dq[0], dq[1], dq[2], dq[3], dq[4], dq[5] = sq[0], sq[1], sq[2], sq[3], sq[4], sq[5]
+				dq[6], dq[7], dq[8], dq[9], dq[10], dq[11] = sq[6], sq[7], sq[8], sq[9], sq[10], sq[11]
+				off += p.lda
+			}
 		case p.transA:
 			off := pc*p.lda + ic + s
 			for q := 0; q < kb; q++ {
@@ -294,6 +302,22 @@ func (p *problem[T]) packA(dst []T, ic, mb, pc, kb int) {
 			for q := range r0 {
 				dq := (*[6]T)(d[q*6:])
 				dq[0], dq[1], dq[2], dq[3], dq[4], dq[5] = r0[q], r1[q], r2[q], r3[q], r4[q], r5[q]
+			}
+		case rows == 12 && mr == 12:
+			// Twelve rows in two passes of six streams each.
+			for h := 0; h < 12; h += 6 {
+				off := (ic+s+h)*p.lda + pc
+				r0 := p.a[off : off+kb]
+				r1 := p.a[off+p.lda:][:len(r0)]
+				r2 := p.a[off+2*p.lda:][:len(r0)]
+				r3 := p.a[off+3*p.lda:][:len(r0)]
+				r4 := p.a[off+4*p.lda:][:len(r0)]
+				r5 := p.a[off+5*p.lda:][:len(r0)]
+				dh := d[h:]
+				for q := range r0 {
+					dq := (*[6]T)(dh[q*12:])
+					dq[0], dq[1], dq[2], dq[3], dq[4], dq[5] = r0[q], r1[q], r2[q], r3[q], r4[q], r5[q]
+				}
 			}
 		default:
 			for r := 0; r < rows; r++ {

@@ -34,9 +34,9 @@ func (p path) Dgemm(threads int, transA, transB bool, m, n, k int, alpha float64
 	gemm(p.k64, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// paths are the kernel paths of this package: the portable Go kernels and
-// the AVX2 ones, which skip where the build or the CPU lacks them. There is
-// no AVX-512 kernel.
+// paths are the kernel paths of this package: the portable Go kernels, the
+// AVX2 ones and the AVX-512 ones, which skip where the build or the CPU
+// lacks them.
 func paths() []path {
 	avx2 := path{name: "avx2", k32: &avx2S, k64: &avx2D}
 	switch {
@@ -48,7 +48,8 @@ func paths() []path {
 	default:
 		avx2.skip = "built with the purego or noasm tag"
 	}
-	return []path{{name: "generic", k32: &generic32, k64: &generic64}, avx2}
+	avx512 := path{name: "avx512", k32: &avx512S, k64: &avx512D, skip: avx512Skip()}
+	return []path{{name: "generic", k32: &generic32, k64: &generic64}, avx2, avx512}
 }
 
 // runPaths runs f on every path, as a subtest named after it.
@@ -96,7 +97,10 @@ func randSlice[T float32 | float64](r *rand.Rand, n int) []T {
 
 func TestKernelSelection(t *testing.T) {
 	want := "generic"
-	if hasSIMD {
+	switch {
+	case hasAVX512:
+		want = "avx512"
+	case hasSIMD:
 		want = "avx2"
 	}
 	if got := Kernel(); got != want {

@@ -42,6 +42,12 @@ type kernel[T float32 | float64] struct {
 	edge         []func(k int, a, b, c []T, ldc int, alpha, beta T)
 	stridedEdge  []func(k int, a []T, rs, cs int, b, c []T, ldc int, alpha, beta T)
 	stridedBEdge []func(k int, a, b []T, ldb int, c []T, ldc int, alpha, beta T)
+	// tileSpeed, where not 0, is how many times as many multiply-adds a
+	// cycle the tile kernels make as the dot kernel: 2 for the AVX-512
+	// tiles beside the AVX2 dot kernel (vectors twice as wide; an
+	// estimate, not a measurement). useDot divides the blocked path's
+	// multiply-adds by it.
+	tileSpeed float64
 	// dot, where not nil, is the kernel of the dot path: it sets
 	// out[4·i+j] to the dot product of rows i < 4 of a (lda apart) and rows
 	// j < 3 of b (ldb apart), each k long, and out[4·i+3] to 0.
@@ -94,6 +100,8 @@ func micro[T float32 | float64](kb int, a, b []T, tile *[4 * 4]T) {
 }
 
 // Kernel names the float32 micro-kernel that Sgemm uses on this machine:
-// "avx2" (AVX2 and FMA, amd64) or "generic" (portable Go, also what the
-// purego and noasm build tags force).
+// "avx512" (AVX-512F, AVX2 and FMA, amd64), "avx2" (AVX2 and FMA, amd64;
+// also on an AVX-512 machine run with GODEBUG=cpu.avx512f=off) or
+// "generic" (portable Go, also what the purego and noasm build tags
+// force).
 func Kernel() string { return state32.kern.name }

@@ -187,3 +187,501 @@ func transpose16S(k int, dst []float32, src []float32, ld int)
 //
 //go:noescape
 func dot4x3S(k int, a []float32, lda int, b []float32, ldb int, out []float32)
+
+// avx512Kernel12x32S computes C = alpha·A·B + beta·C for one 12×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel12x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel12x32SStrided computes C = alpha·A·B + beta·C for one 12×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 12, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel12x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel12x32SStridedB computes C = alpha·A·B + beta·C for one 12×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel12x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel11x32S computes C = alpha·A·B + beta·C for one 11×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 11 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel11x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel11x32SStrided computes C = alpha·A·B + beta·C for one 11×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 11, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel11x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel11x32SStridedB computes C = alpha·A·B + beta·C for one 11×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 11 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel11x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel10x32S computes C = alpha·A·B + beta·C for one 10×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 10 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel10x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel10x32SStrided computes C = alpha·A·B + beta·C for one 10×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 10, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel10x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel10x32SStridedB computes C = alpha·A·B + beta·C for one 10×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 10 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel10x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel9x32S computes C = alpha·A·B + beta·C for one 9×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 9 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel9x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel9x32SStrided computes C = alpha·A·B + beta·C for one 9×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 9, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel9x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel9x32SStridedB computes C = alpha·A·B + beta·C for one 9×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 9 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel9x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel8x32S computes C = alpha·A·B + beta·C for one 8×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 8 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel8x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel8x32SStrided computes C = alpha·A·B + beta·C for one 8×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 8, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel8x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel8x32SStridedB computes C = alpha·A·B + beta·C for one 8×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 8 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel8x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel7x32S computes C = alpha·A·B + beta·C for one 7×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 7 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel7x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel7x32SStrided computes C = alpha·A·B + beta·C for one 7×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 7, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel7x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel7x32SStridedB computes C = alpha·A·B + beta·C for one 7×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 7 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel7x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel6x32S computes C = alpha·A·B + beta·C for one 6×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 6 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel6x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel6x32SStrided computes C = alpha·A·B + beta·C for one 6×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 6, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel6x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel6x32SStridedB computes C = alpha·A·B + beta·C for one 6×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 6 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel6x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel5x32S computes C = alpha·A·B + beta·C for one 5×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 5 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel5x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel5x32SStrided computes C = alpha·A·B + beta·C for one 5×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 5, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel5x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel5x32SStridedB computes C = alpha·A·B + beta·C for one 5×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 5 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel5x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel4x32S computes C = alpha·A·B + beta·C for one 4×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 4 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel4x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel4x32SStrided computes C = alpha·A·B + beta·C for one 4×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 4, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel4x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel4x32SStridedB computes C = alpha·A·B + beta·C for one 4×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 4 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel4x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel3x32S computes C = alpha·A·B + beta·C for one 3×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 3 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel3x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel3x32SStrided computes C = alpha·A·B + beta·C for one 3×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 3, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel3x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel3x32SStridedB computes C = alpha·A·B + beta·C for one 3×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 3 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel3x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel2x32S computes C = alpha·A·B + beta·C for one 2×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 2 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel2x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel2x32SStrided computes C = alpha·A·B + beta·C for one 2×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 2, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel2x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel2x32SStridedB computes C = alpha·A·B + beta·C for one 2×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 2 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel2x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel1x32S computes C = alpha·A·B + beta·C for one 1×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 1 are read, B a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel1x32S(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel1x32SStrided computes C = alpha·A·B + beta·C for one 1×32 tile of float32 with AVX-512F.
+// Element (i, p) of A, i < 1, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 32
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel1x32SStrided(k int, a []float32, rs int, cs int, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel1x32SStridedB computes C = alpha·A·B + beta·C for one 1×32 tile of float32 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 1 are read; row p of B, p < k, is the 32 values
+// from b[p·ldb], and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel1x32SStridedB(k int, a []float32, b []float32, ldb int, c []float32, ldc int, alpha float32, beta float32)
+
+// avx512Kernel12x16D computes C = alpha·A·B + beta·C for one 12×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel12x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel12x16DStrided computes C = alpha·A·B + beta·C for one 12×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 12, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel12x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel11x16D computes C = alpha·A·B + beta·C for one 11×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 11 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel11x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel11x16DStrided computes C = alpha·A·B + beta·C for one 11×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 11, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel11x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel10x16D computes C = alpha·A·B + beta·C for one 10×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 10 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel10x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel10x16DStrided computes C = alpha·A·B + beta·C for one 10×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 10, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel10x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel9x16D computes C = alpha·A·B + beta·C for one 9×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 9 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel9x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel9x16DStrided computes C = alpha·A·B + beta·C for one 9×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 9, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel9x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel8x16D computes C = alpha·A·B + beta·C for one 8×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 8 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel8x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel8x16DStrided computes C = alpha·A·B + beta·C for one 8×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 8, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel8x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel7x16D computes C = alpha·A·B + beta·C for one 7×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 7 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel7x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel7x16DStrided computes C = alpha·A·B + beta·C for one 7×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 7, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel7x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel6x16D computes C = alpha·A·B + beta·C for one 6×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 6 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel6x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel6x16DStrided computes C = alpha·A·B + beta·C for one 6×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 6, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel6x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel5x16D computes C = alpha·A·B + beta·C for one 5×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 5 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel5x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel5x16DStrided computes C = alpha·A·B + beta·C for one 5×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 5, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel5x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel4x16D computes C = alpha·A·B + beta·C for one 4×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 4 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel4x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel4x16DStrided computes C = alpha·A·B + beta·C for one 4×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 4, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel4x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel3x16D computes C = alpha·A·B + beta·C for one 3×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 3 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel3x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel3x16DStrided computes C = alpha·A·B + beta·C for one 3×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 3, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel3x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel2x16D computes C = alpha·A·B + beta·C for one 2×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 2 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel2x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel2x16DStrided computes C = alpha·A·B + beta·C for one 2×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 2, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel2x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel1x16D computes C = alpha·A·B + beta·C for one 1×16 tile of float64 with AVX-512F.
+// A is a packed strip of k columns of 12 values, of which the first 1 are read, B a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel1x16D(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512Kernel1x16DStrided computes C = alpha·A·B + beta·C for one 1×16 tile of float64 with AVX-512F.
+// Element (i, p) of A, i < 1, p < k, is a[i·rs + p·cs]; B is a packed strip of k rows of 16
+// values, and C has leading dimension ldc; C is not read when beta is 0.
+// The caller checks the lengths of a, b and c and that k > 0.
+//
+//go:noescape
+func avx512Kernel1x16DStrided(k int, a []float64, rs int, cs int, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// avx512CopyRows128S copies k rows of 32 values, ld apart in src, to consecutive rows of dst.
+// The caller checks the lengths of dst and src and that k > 0.
+//
+//go:noescape
+func avx512CopyRows128S(k int, dst []float32, src []float32, ld int)
+
+// avx512CopyRows128D copies k rows of 16 values, ld apart in src, to consecutive rows of dst.
+// The caller checks the lengths of dst and src and that k > 0.
+//
+//go:noescape
+func avx512CopyRows128D(k int, dst []float64, src []float64, ld int)
+
+// avx512Transpose32S sets dst[q·32+c] = src[c·ld+q] for c < 32 and q < k.
+// The caller checks the lengths of dst and src and that k is a positive multiple of 8.
+//
+//go:noescape
+func avx512Transpose32S(k int, dst []float32, src []float32, ld int)

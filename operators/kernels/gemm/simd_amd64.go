@@ -18,11 +18,60 @@ var (
 	avx2D = kernel[float64]{name: "avx2", mr: 6, nr: 8, mc: 72, kc: 256, nc: 4080, taskWork: 1 << 17, smallWork: 96, tile: kernel6x8D, strided: kernel6x8DStrided, copyRows: copyRows64D}
 )
 
-// hasSIMD reports whether this machine can run the assembly kernels.
+// The AVX-512F kernels (kernel_amd64.s; asmgen/gemm512.go says why the
+// tile is 12 rows): a 12×32 tile of float32 or 12×16 of float64 in 24 ZMM
+// accumulators, kernels for a last strip of 1 to 11 rows of every variant,
+// ZMM copies that pack an untransposed strip of B and, for float32, AVX
+// transposes that pack a transposed one; the dot path keeps the AVX2
+// kernel.
+//
+// Blocking, for a core with 48 KiB of L1 and 1–2 MiB of L2 (the Xeons
+// with AVX-512): a B strip of kc = 256 rows of 128 bytes is 32 KiB and
+// stays in L1 with the 12 KiB (float32) A strip that streams past it; an
+// A block of 240×256 float32 (120×256 float64) is 240 KiB and stays in
+// L2 with room for the B strips. kc is the AVX2 kernels' 256 on purpose:
+// both kernel sets then cut k at the same places and compute each element
+// of C by the same operations in the same order, so a machine with
+// AVX-512 gets bit for bit the AVX2 result wherever beta is 0 or 1 (C's
+// last partial strip of columns, computed into a scratch tile, is stored
+// by Go code that rounds beta·C separately, and its width depends on nr).
+// nc = 4064 is the largest multiple of 32 below the AVX2 kernels' 4080.
+var (
+	avx512S = kernel[float32]{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4064, taskWork: 1 << 18, smallWork: 96, tile: avx512Kernel12x32S, strided: avx512Kernel12x32SStrided, stridedB: avx512Kernel12x32SStridedB, copyRows: avx512CopyRows128S, transpose: avx512Transpose32S, dot: dot4x3S, tileSpeed: 2,
+		edge: []func(int, []float32, []float32, []float32, int, float32, float32){nil,
+			avx512Kernel1x32S, avx512Kernel2x32S, avx512Kernel3x32S, avx512Kernel4x32S, avx512Kernel5x32S, avx512Kernel6x32S,
+			avx512Kernel7x32S, avx512Kernel8x32S, avx512Kernel9x32S, avx512Kernel10x32S, avx512Kernel11x32S},
+		stridedEdge: []func(int, []float32, int, int, []float32, []float32, int, float32, float32){nil,
+			avx512Kernel1x32SStrided, avx512Kernel2x32SStrided, avx512Kernel3x32SStrided, avx512Kernel4x32SStrided, avx512Kernel5x32SStrided, avx512Kernel6x32SStrided,
+			avx512Kernel7x32SStrided, avx512Kernel8x32SStrided, avx512Kernel9x32SStrided, avx512Kernel10x32SStrided, avx512Kernel11x32SStrided},
+		stridedBEdge: []func(int, []float32, []float32, int, []float32, int, float32, float32){nil,
+			avx512Kernel1x32SStridedB, avx512Kernel2x32SStridedB, avx512Kernel3x32SStridedB, avx512Kernel4x32SStridedB, avx512Kernel5x32SStridedB, avx512Kernel6x32SStridedB,
+			avx512Kernel7x32SStridedB, avx512Kernel8x32SStridedB, avx512Kernel9x32SStridedB, avx512Kernel10x32SStridedB, avx512Kernel11x32SStridedB},
+	}
+	avx512D = kernel[float64]{name: "avx512", mr: 12, nr: 16, mc: 120, kc: 256, nc: 4064, taskWork: 1 << 17, smallWork: 96, tile: avx512Kernel12x16D, strided: avx512Kernel12x16DStrided, copyRows: avx512CopyRows128D,
+		edge: []func(int, []float64, []float64, []float64, int, float64, float64){nil,
+			avx512Kernel1x16D, avx512Kernel2x16D, avx512Kernel3x16D, avx512Kernel4x16D, avx512Kernel5x16D, avx512Kernel6x16D,
+			avx512Kernel7x16D, avx512Kernel8x16D, avx512Kernel9x16D, avx512Kernel10x16D, avx512Kernel11x16D},
+		stridedEdge: []func(int, []float64, int, int, []float64, []float64, int, float64, float64){nil,
+			avx512Kernel1x16DStrided, avx512Kernel2x16DStrided, avx512Kernel3x16DStrided, avx512Kernel4x16DStrided, avx512Kernel5x16DStrided, avx512Kernel6x16DStrided,
+			avx512Kernel7x16DStrided, avx512Kernel8x16DStrided, avx512Kernel9x16DStrided, avx512Kernel10x16DStrided, avx512Kernel11x16DStrided},
+	}
+)
+
+// hasSIMD reports whether this machine can run the AVX2 kernels.
 var hasSIMD = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// hasAVX512 reports whether this machine can run the AVX-512 kernels,
+// which also use the AVX2 ones (the dot path, the transpose). Go's
+// GODEBUG=cpu.avx512f=off clears it.
+var hasAVX512 = hasSIMD && cpu.X86.HasAVX512F
+
 func init() {
-	if hasSIMD {
+	switch {
+	case hasAVX512:
+		state32.kern = &avx512S
+		state64.kern = &avx512D
+	case hasSIMD:
 		state32.kern = &avx2S
 		state64.kern = &avx2D
 	}

@@ -6,8 +6,13 @@ package gemm
 // tag) the portable kernels run.
 
 var (
-	avx2S = generic32
-	avx2D = generic64
+	avx2S   = generic32
+	avx2D   = generic64
+	avx512S = generic32
+	avx512D = generic64
 )
 
-const hasSIMD = false
+const (
+	hasSIMD   = false
+	hasAVX512 = false
+)

@@ -12,7 +12,8 @@ import (
 // element type (packed, A in place, and for float32 B in place), the
 // float32 ones also for a last strip of 1 to 5 rows, the AVX copies that
 // pack an untransposed strip of B, the float32 transpose that packs a
-// transposed one, and the float32 kernel of the dot path.
+// transposed one, and the float32 kernel of the dot path (AVX2 and FMA);
+// then the AVX-512 kernels (gemm512.go).
 func gemmKernels() {
 	kernel(f32, false)
 	kernel(f32, true)
@@ -26,8 +27,9 @@ func gemmKernels() {
 	kernel(f64, true)
 	copyRows(f32)
 	copyRows(f64)
-	transpose16S()
+	transposeGen("transpose16S", 16)
 	dot4x3S()
+	gemm512Kernels()
 }
 
 // mr is the height of every micro-tile: six rows of two vectors each take
@@ -289,14 +291,14 @@ func copyRows(e elem) {
 	RET()
 }
 
-// transpose16S emits transpose16S: the packing of a strip of a transposed
-// B, 16 columns of op(B) that are 16 rows of B, ld apart, into k rows of
-// 16 values, with 8×8 transposes in registers.
-func transpose16S() {
-	TEXT("transpose16S", NOSPLIT, "func(k int, dst, src []float32, ld int)")
+// transposeGen emits name: the packing of a strip of a transposed B,
+// cols columns of op(B) (16 or 32) that are cols rows of B, ld apart, into
+// k rows of cols values, with AVX 8×8 transposes in registers.
+func transposeGen(name string, cols int) {
+	TEXT(name, NOSPLIT, "func(k int, dst, src []float32, ld int)")
 	Pragma("noescape")
 	Doc(
-		"transpose16S sets dst[q·16+c] = src[c·ld+q] for c < 16 and q < k.",
+		fmt.Sprintf("%s sets dst[q·%d+c] = src[c·ld+q] for c < %d and q < k.", name, cols, cols),
 		"The caller checks the lengths of dst and src and that k is a positive multiple of 8.",
 	)
 	k := Load(Param("k"), reg.RCX)
@@ -306,9 +308,9 @@ func transpose16S() {
 	SHLQ(U8(2), ld)
 	ld3 := reg.R8
 	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
-	// Rows 0, 4, 8 and 12 of the strip; the others are 1-3 ld past them.
-	bases := []reg.Register{src, reg.R9, reg.R10, reg.R11}
-	for i := 1; i < 4; i++ {
+	// Rows 0, 4, 8, … of the strip; the others are 1-3 ld past them.
+	bases := []reg.Register{src, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13, reg.RBX, reg.RAX}[:cols/4]
+	for i := 1; i < len(bases); i++ {
 		LEAQ(Mem{Base: bases[i-1], Index: ld, Scale: 4}, bases[i])
 	}
 	SHRQ(U8(3), k)
@@ -327,7 +329,7 @@ func transpose16S() {
 	r := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7}
 	t := []reg.VecPhysical{reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15}
 	Label("loop")
-	for half := 0; half < 2; half++ {
+	for half := 0; half < cols/8; half++ {
 		Commentf("Columns %d-%d of this 8-row block of the strip.", 8*half, 8*half+7)
 		for i := 0; i < 8; i++ {
 			VMOVUPS(row(8*half+i), r[i])
@@ -349,13 +351,13 @@ func transpose16S() {
 			VPERM2F128(U8(0x31), u[j+4], u[j], t[j+4])
 		}
 		for q := 0; q < 8; q++ {
-			VMOVUPS(t[q], Mem{Base: dst, Disp: q*64 + 32*half})
+			VMOVUPS(t[q], Mem{Base: dst, Disp: q*4*cols + 32*half})
 		}
 	}
 	for _, b := range bases {
 		ADDQ(U8(32), b)
 	}
-	ADDQ(U32(8*64), dst)
+	ADDQ(U32(8*4*cols), dst)
 	DECQ(k)
 	JNZ(LabelRef("loop"))
 	VZEROUPPER()
