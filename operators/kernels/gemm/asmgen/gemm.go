@@ -187,41 +187,18 @@ func kernelGen(e elem, strided, stridedB bool, rows int) {
 		}
 	}
 
-	n := reg.RAX
-	MOVQ(k, n)
-	SHRQ(U8(log2(unroll)), n)
-	JZ(LabelRef("tail"))
-	Label("loop")
-	if !strided {
-		PREFETCHT0(Mem{Base: pa, Disp: 8 * aStep * unroll / 2})
-	}
-	for u := 0; u < unroll; u++ {
-		step(u)
-	}
-	if !strided {
-		ADDQ(U32(unroll*aStep), pa)
-	}
-	if !stridedB {
-		ADDQ(U32(unroll*bStep), pb)
-	}
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-
-	Label("tail")
-	ANDQ(U8(unroll-1), k)
-	JZ(LabelRef("update"))
-	Label("tailloop")
-	step(0)
-	if !strided {
-		ADDQ(U32(aStep), pa)
-	}
-	if !stridedB {
-		ADDQ(U32(bStep), pb)
-	}
-	DECQ(k)
-	JNZ(LabelRef("tailloop"))
-
-	Label("update")
+	kLoop(k, unroll, func() {
+		if !strided {
+			PREFETCHT0(Mem{Base: pa, Disp: 8 * aStep * unroll / 2})
+		}
+	}, step, func(steps int) {
+		if !strided {
+			ADDQ(U32(steps*aStep), pa)
+		}
+		if !stridedB {
+			ADDQ(U32(steps*bStep), pb)
+		}
+	})
 	e.broadcast(addr(Param("alpha")), reg.Y14)
 	for _, r := range acc {
 		e.mul(reg.Y14, r, r)
@@ -372,4 +349,35 @@ func log2(x int) int {
 		n++
 	}
 	return n
+}
+
+// kLoop emits the loop over k of a micro-kernel: unroll steps a pass
+// (prefetch, then step(0) … step(unroll−1), then advance(unroll)), then
+// the k mod unroll steps left one at a time (step(0), advance(1)); k
+// counts down and RAX is the pass counter. The code after it is at label
+// update.
+func kLoop(k reg.Register, unroll int, prefetch func(), step func(u int), advance func(steps int)) {
+	n := reg.RAX
+	MOVQ(k, n)
+	SHRQ(U8(log2(unroll)), n)
+	JZ(LabelRef("tail"))
+	Label("loop")
+	prefetch()
+	for u := 0; u < unroll; u++ {
+		step(u)
+	}
+	advance(unroll)
+	DECQ(n)
+	JNZ(LabelRef("loop"))
+
+	Label("tail")
+	ANDQ(U8(unroll-1), k)
+	JZ(LabelRef("update"))
+	Label("tailloop")
+	step(0)
+	advance(1)
+	DECQ(k)
+	JNZ(LabelRef("tailloop"))
+
+	Label("update")
 }

@@ -200,44 +200,21 @@ func zkernel(e elem, strided, stridedB bool, rows int) {
 		}
 	}
 
-	n := reg.RAX
-	MOVQ(k, n)
-	SHRQ(U8(log2(zunroll)), n)
-	JZ(LabelRef("tail"))
-	Label("loop")
-	if !strided {
-		// Sixteen steps ahead, every line that one pass reads.
-		for off := 0; off < zunroll*aStep; off += 64 {
-			PREFETCHT0(Mem{Base: pa, Disp: 16*aStep + off})
+	kLoop(k, zunroll, func() {
+		if !strided {
+			// Sixteen steps ahead, every line that one pass reads.
+			for off := 0; off < zunroll*aStep; off += 64 {
+				PREFETCHT0(Mem{Base: pa, Disp: 16*aStep + off})
+			}
 		}
-	}
-	for u := 0; u < zunroll; u++ {
-		step(u)
-	}
-	if !strided {
-		ADDQ(U32(zunroll*aStep), pa)
-	}
-	if !stridedB {
-		ADDQ(U32(zunroll*bStep), pb)
-	}
-	DECQ(n)
-	JNZ(LabelRef("loop"))
-
-	Label("tail")
-	ANDQ(U8(zunroll-1), k)
-	JZ(LabelRef("update"))
-	Label("tailloop")
-	step(0)
-	if !strided {
-		ADDQ(U32(aStep), pa)
-	}
-	if !stridedB {
-		ADDQ(U32(bStep), pb)
-	}
-	DECQ(k)
-	JNZ(LabelRef("tailloop"))
-
-	Label("update")
+	}, step, func(steps int) {
+		if !strided {
+			ADDQ(U32(steps*aStep), pa)
+		}
+		if !stridedB {
+			ADDQ(U32(steps*bStep), pb)
+		}
+	})
 	alpha, beta := reg.Z30, reg.Z31
 	e.broadcast(addr(Param("alpha")), alpha)
 	for _, r := range acc {

@@ -123,6 +123,12 @@ func winoIn8S() {
 		"the padded plane), and element ξ = 4i+l of its Bᵀ·d·B goes to v[ξ·vl+j] (AVX).",
 		"The caller checks that e and o hold 3·ld+9 values and v 15·vl+8.",
 	)
+	winoInBody([]reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7, reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15})
+}
+
+// winoInBody emits the body of winoIn8S and winoIn16S, after their
+// declarations, on the sixteen vector registers regs (YMM or ZMM).
+func winoInBody(regs []reg.VecPhysical) {
 	e := Load(Param("e").Base(), reg.RSI)
 	o := Load(Param("o").Base(), reg.RDX)
 	ld := Load(Param("ld"), reg.RCX)
@@ -154,10 +160,9 @@ func winoIn8S() {
 	}
 	// m[i][k], i the row of Bᵀ·d: d0−d2, d1+d2, d2−d1, d1−d3 of column k.
 	var m [4][4]reg.VecPhysical
-	ys := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7, reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15}
 	for k := range 4 {
 		for i := range 4 {
-			m[i][k] = ys[4*k+i]
+			m[i][k] = regs[4*k+i]
 		}
 		VMOVUPS(d(0, k), m[0][k])
 		VSUBPS(d(2, k), m[0][k], m[0][k])

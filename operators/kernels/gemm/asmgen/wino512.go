@@ -27,66 +27,7 @@ func winoIn16S() {
 		"winoIn16S transforms sixteen 4×4 input tiles side by side as winoIn8S does eight (AVX-512F).",
 		"The caller checks that e and o hold 3·ld+17 values and v 15·vl+16.",
 	)
-	e := Load(Param("e").Base(), reg.RSI)
-	o := Load(Param("o").Base(), reg.RDX)
-	ld := Load(Param("ld"), reg.RCX)
-	v := Load(Param("v").Base(), reg.RDI)
-	vl := Load(Param("vl"), reg.R8)
-	SHLQ(U8(2), ld)
-	SHLQ(U8(2), vl)
-	e2, o2 := reg.R9, reg.R10
-	LEAQ(Mem{Base: e, Index: ld, Scale: 2}, e2)
-	LEAQ(Mem{Base: o, Index: ld, Scale: 2}, o2)
-	d := func(r, k int) Mem {
-		base := e
-		if k%2 == 1 {
-			base = o
-		}
-		if r >= 2 {
-			base = e2
-			if k%2 == 1 {
-				base = o2
-			}
-		}
-		m := Mem{Base: base, Disp: 4 * (k / 2)}
-		if r%2 == 1 {
-			m.Index, m.Scale = ld, 1
-		}
-		return m
-	}
-	// m[i][k], i the row of Bᵀ·d: d0−d2, d1+d2, d2−d1, d1−d3 of column k.
-	var m [4][4]reg.VecPhysical
-	for k := range 4 {
-		for i := range 4 {
-			m[i][k] = zmm[4*k+i]
-		}
-		VMOVUPS(d(0, k), m[0][k])
-		VSUBPS(d(2, k), m[0][k], m[0][k])
-		VMOVUPS(d(1, k), m[1][k])
-		VADDPS(d(2, k), m[1][k], m[1][k])
-		VMOVUPS(d(2, k), m[2][k])
-		VSUBPS(d(1, k), m[2][k], m[2][k])
-		VMOVUPS(d(1, k), m[3][k])
-		VSUBPS(d(3, k), m[3][k], m[3][k])
-	}
-	// Row i of (Bᵀ·d)·B: m0−m2, m1+m2, m2−m1, m1−m3, to v + (4i+l)·vl.
-	a, b := reg.R11, reg.R12
-	MOVQ(v, a)
-	for i := range 4 {
-		r := m[i]
-		LEAQ(Mem{Base: a, Index: vl, Scale: 2}, b)
-		VSUBPS(r[2], r[0], r[0])
-		VMOVUPS(r[0], Mem{Base: a})
-		VSUBPS(r[1], r[2], r[0])
-		VADDPS(r[2], r[1], r[2])
-		VMOVUPS(r[2], Mem{Base: a, Index: vl, Scale: 1})
-		VMOVUPS(r[0], Mem{Base: b})
-		VSUBPS(r[3], r[1], r[3])
-		VMOVUPS(r[3], Mem{Base: b, Index: vl, Scale: 1})
-		LEAQ(Mem{Base: a, Index: vl, Scale: 4}, a)
-	}
-	VZEROUPPER()
-	RET()
+	winoInBody(zmm[:16])
 }
 
 // winoOut16S emits winoOut16S: winoOut8S on ZMM registers for sixteen
