@@ -50,7 +50,7 @@ type Base struct {
 	anyIn   bool                 // the schema lets inputs cross devices
 	index   int                  // position in the net, -1 when alone
 	impl    Implementation       // the registration chosen
-	threads int                  // kernel thread budget (see CreateWithThreads)
+	threads ThreadBudget         // kernel thread budget (see CreateWithThreads)
 	rng     *rand.Rand
 	ctx     context.Context // the current run's; nil outside a run
 }
@@ -95,22 +95,38 @@ func (b *Base) Context() context.Context {
 // running the operator.
 func (b *Base) SetContext(ctx context.Context) { b.ctx = ctx }
 
+// ThreadBudget is the kernel thread budget a net gives an operator it
+// creates (CreateWithThreads), read against GOMAXPROCS at each call. Its
+// zero value is all of GOMAXPROCS.
+type ThreadBudget struct {
+	// Share, when above 1, is the number of replicas a net runs at once
+	// (one per CPU device), each getting GOMAXPROCS/Share threads, at
+	// least 1.
+	Share int
+	// Max, when positive, caps the budget at that many threads (a net's
+	// kernel_threads argument).
+	Max int
+}
+
 // Threads returns the operator's kernel thread budget: the most goroutines
 // one kernel call of the operator may split its work into (the threads
 // argument of parallel.Parts and gemm.Gemm). It is GOMAXPROCS unless the
-// net that created the operator gives it a share of the cores (see
-// CreateWithThreads), as a net running several CPU devices' replicas at
-// once does, and never more than GOMAXPROCS when it is called.
+// net that created the operator gave it a smaller ThreadBudget, and never
+// more than GOMAXPROCS when it is called.
 func (b *Base) Threads() int {
-	procs := runtime.GOMAXPROCS(0)
-	switch {
-	case b.threads > 0:
-		return min(b.threads, procs)
-	case b.threads < 0:
-		return max(1, procs/-b.threads)
+	n := runtime.GOMAXPROCS(0)
+	if b.threads.Share > 1 {
+		n = max(1, n/b.threads.Share)
 	}
-	return procs
+	if b.threads.Max > 0 {
+		n = min(n, b.threads.Max)
+	}
+	return n
 }
+
+// ThreadBudget returns the budget the operator was created with, for an
+// operator that creates operators of its own (a step net) to pass on.
+func (b *Base) ThreadBudget() ThreadBudget { return b.threads }
 
 // NumInputs returns the number of inputs.
 func (b *Base) NumInputs() int { return len(b.inputs) }
@@ -400,15 +416,12 @@ var ErrBlobNotFound = errors.New("can't find blob")
 // factory. index is the operator's position in its net, for errors. The
 // operator's kernels may use all of GOMAXPROCS.
 func Create(def *netdef.OperatorDef, ws Workspace, index int) (Operator, error) {
-	return CreateWithThreads(def, ws, index, 0)
+	return CreateWithThreads(def, ws, index, ThreadBudget{})
 }
 
 // CreateWithThreads is Create with a kernel thread budget for the operator
-// (Base.Threads), read against GOMAXPROCS at each call: 0 means all of
-// GOMAXPROCS; a positive number that many threads, or GOMAXPROCS if that is
-// fewer; −d an equal share for each of d replicas running at once,
-// GOMAXPROCS/d (at least 1).
-func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index, threads int) (Operator, error) {
+// (see ThreadBudget and Base.Threads).
+func CreateWithThreads(def *netdef.OperatorDef, ws Workspace, index int, threads ThreadBudget) (Operator, error) {
 	wrap := func(err error) error {
 		return &OpError{Index: index, Type: def.GetType(), Name: def.GetName(), Err: err}
 	}

@@ -166,18 +166,19 @@ func newNet(def *netdef.NetDef, ws *Workspace) (*Net, error) {
 	return n, nil
 }
 
-// kernelThreads returns the kernel thread budget of def's operators (see
-// KernelThreadsArg) as operators.CreateWithThreads takes it: 0 means
-// GOMAXPROCS at each call, −d a share of it for each of d devices.
-func kernelThreads(def *netdef.NetDef, concurrent bool) (int, error) {
+// kernelThreads returns the kernel thread budget of def's operators: the
+// KernelThreadsArg argument where the net has one, else, for a concurrent
+// executor running the operators of several CPU devices, an equal share of
+// GOMAXPROCS for each device.
+func kernelThreads(def *netdef.NetDef, concurrent bool) (operators.ThreadBudget, error) {
 	if a := netdef.FindArg(def.GetArg(), KernelThreadsArg); a != nil {
 		if a.I == nil || a.GetI() < 1 {
-			return 0, fmt.Errorf("net argument %s must be an integer of at least 1, got %v", KernelThreadsArg, a)
+			return operators.ThreadBudget{}, fmt.Errorf("net argument %s must be an integer of at least 1, got %v", KernelThreadsArg, a)
 		}
-		return int(a.GetI()), nil
+		return operators.ThreadBudget{Max: int(a.GetI())}, nil
 	}
 	if !concurrent {
-		return 0, nil
+		return operators.ThreadBudget{}, nil
 	}
 	cpus := map[devicescope.Key]bool{}
 	for _, op := range def.GetOp() {
@@ -189,10 +190,7 @@ func kernelThreads(def *netdef.NetDef, concurrent bool) (int, error) {
 			cpus[devicescope.KeyOf(opt)] = true
 		}
 	}
-	if len(cpus) < 2 {
-		return 0, nil
-	}
-	return -len(cpus), nil
+	return operators.ThreadBudget{Share: len(cpus)}, nil
 }
 
 // checkDeclarations enforces Caffe2's declared-input rule (only when the net

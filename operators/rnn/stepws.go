@@ -81,7 +81,7 @@ func createStepNet(b *operators.Base, net *netdef.NetDef, w *stepWorkspace) ([]o
 			def = proto.Clone(def).(*netdef.OperatorDef)
 			def.DeviceOption = proto.Clone(b.Def().DeviceOption).(*netdef.DeviceOption)
 		}
-		op, err := operators.CreateWithThreads(def, w, i, b.Threads())
+		op, err := operators.CreateWithThreads(def, w, i, b.ThreadBudget())
 		if err != nil {
 			return nil, fmt.Errorf("step net %q: %w", net.GetName(), err)
 		}
