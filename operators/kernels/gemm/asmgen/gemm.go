@@ -25,8 +25,8 @@ func gemmKernels() {
 	}
 	kernel(f64, false)
 	kernel(f64, true)
-	copyRows(f32)
-	copyRows(f64)
+	copyRows(f32, "copyRows64", reg.Y0, reg.Y1)
+	copyRows(f64, "copyRows64", reg.Y0, reg.Y1)
 	transposeGen("transpose16S", 16)
 	dot4x3S()
 	gemm512Kernels()
@@ -236,14 +236,16 @@ func kernelGen(e elem, strided, stridedB bool, rows int) {
 	RET()
 }
 
-// copyRows emits copyRows64<S|D>: the packing of a strip of B, k rows of
-// 64 bytes (16 float32 or 8 float64) ld elements apart, into dst.
-func copyRows(e elem) {
-	suffix, n := "S", 16
+// copyRows emits name<S|D>: the packing of a strip of B, k rows of two
+// vectors (v0 and v1: YMM, 64 bytes a row, or ZMM, 128 bytes) ld elements
+// apart, into dst.
+func copyRows(e elem, name string, v0, v1 reg.VecPhysical) {
+	width := int(v0.Size())
+	suffix, n := "S", 2*width/e.size
 	if e.size == 8 {
-		suffix, n = "D", 8
+		suffix = "D"
 	}
-	name := "copyRows64" + suffix
+	name += suffix
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, dst, src []%s, ld int)", e.name))
 	Pragma("noescape")
 	Doc(
@@ -256,12 +258,16 @@ func copyRows(e elem) {
 	ld := Load(Param("ld"), reg.RDX)
 	SHLQ(U8(log2(e.size)), ld)
 	Label("loop")
-	VMOVUPS(Mem{Base: src}, reg.Y0)
-	VMOVUPS(Mem{Base: src, Disp: 32}, reg.Y1)
-	VMOVUPS(reg.Y0, Mem{Base: dst})
-	VMOVUPS(reg.Y1, Mem{Base: dst, Disp: 32})
+	VMOVUPS(Mem{Base: src}, v0)
+	VMOVUPS(Mem{Base: src, Disp: width}, v1)
+	VMOVUPS(v0, Mem{Base: dst})
+	VMOVUPS(v1, Mem{Base: dst, Disp: width})
 	ADDQ(ld, src)
-	ADDQ(U8(64), dst)
+	if 2*width < 128 {
+		ADDQ(U8(2*width), dst)
+	} else {
+		ADDQ(U32(2*width), dst) // an imm8 is signed: 128 needs 32 bits
+	}
 	DECQ(k)
 	JNZ(LabelRef("loop"))
 	VZEROUPPER()

@@ -44,8 +44,8 @@ func gemm512Kernels() {
 		zkernel(f64, false, false, rows)
 		zkernel(f64, true, false, rows)
 	}
-	zcopyRows(f32)
-	zcopyRows(f64)
+	copyRows(f32, "avx512CopyRows128", reg.Z0, reg.Z1)
+	copyRows(f64, "avx512CopyRows128", reg.Z0, reg.Z1)
 	transposeGen("avx512Transpose32S", 32)
 }
 
@@ -143,7 +143,7 @@ func zkernel(e elem, strided, stridedB bool, rows int) {
 
 	acc := make([]reg.VecPhysical, 0, 2*zmr)
 	for i := 0; i < 2*rows; i++ {
-		acc = append(acc, zreg(i))
+		acc = append(acc, zmm[i])
 	}
 	b0, b1 := reg.Z24, reg.Z25
 	av := []reg.VecPhysical{reg.Z26, reg.Z27, reg.Z28, reg.Z29}
@@ -253,49 +253,6 @@ func zkernel(e elem, strided, stridedB bool, rows int) {
 			ADDQ(ldc, pc)
 		}
 	}
-	VZEROUPPER()
-	RET()
-}
-
-// zreg is ZMM register i.
-func zreg(i int) reg.VecPhysical {
-	return []reg.VecPhysical{
-		reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
-		reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
-		reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
-		reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
-	}[i]
-}
-
-// zcopyRows emits avx512CopyRows128<S|D>: the packing of a strip of B, k
-// rows of 128 bytes (32 float32 or 16 float64) ld elements apart, into
-// dst, two ZMM vectors a row.
-func zcopyRows(e elem) {
-	suffix, n := "S", 32
-	if e.size == 8 {
-		suffix, n = "D", 16
-	}
-	name := "avx512CopyRows128" + suffix
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, dst, src []%s, ld int)", e.name))
-	Pragma("noescape")
-	Doc(
-		fmt.Sprintf("%s copies k rows of %d values, ld apart in src, to consecutive rows of dst.", name, n),
-		"The caller checks the lengths of dst and src and that k > 0.",
-	)
-	k := Load(Param("k"), reg.RCX)
-	dst := Load(Param("dst").Base(), reg.RDI)
-	src := Load(Param("src").Base(), reg.RSI)
-	ld := Load(Param("ld"), reg.RDX)
-	SHLQ(U8(log2(e.size)), ld)
-	Label("loop")
-	VMOVUPS(Mem{Base: src}, reg.Z0)
-	VMOVUPS(Mem{Base: src, Disp: 64}, reg.Z1)
-	VMOVUPS(reg.Z0, Mem{Base: dst})
-	VMOVUPS(reg.Z1, Mem{Base: dst, Disp: 64})
-	ADDQ(ld, src)
-	ADDQ(U32(128), dst)
-	DECQ(k)
-	JNZ(LabelRef("loop"))
 	VZEROUPPER()
 	RET()
 }

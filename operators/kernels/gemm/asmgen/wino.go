@@ -58,6 +58,12 @@ func deinterleaveS() {
 	RET()
 }
 
+// ymm are the sixteen YMM registers in order.
+var ymm = []reg.VecPhysical{
+	reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
+	reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
+}
+
 // winoGrad8S emits winoGrad8S: the transform A·e·Aᵀ of eight 2×2
 // output-gradient tiles side by side.
 func winoGrad8S() {
@@ -86,14 +92,24 @@ func winoGrad8S() {
 	e00, e01, e10, e11 := reg.Y2, reg.Y3, reg.Y4, reg.Y5
 	evenOdd(Mem{Base: dy}, Mem{Base: dy, Index: off, Scale: 1}, reg.Y0, reg.Y1, e00, e01)
 	evenOdd(Mem{Base: r1}, Mem{Base: r1, Index: off, Scale: 1}, reg.Y0, reg.Y1, e10, e11)
+	winoGradRows(ymm, sign, VXORPS, y, yl)
+}
+
+// winoGradRows emits the end of winoGrad8S and winoGrad16S on the vector
+// registers regs (YMM or ZMM): from the even and odd columns of the two
+// input rows in regs[2], regs[3] and regs[4], regs[5], the rows of A·e
+// (regs[6:12]) and their columns (regs[12:15] scratch), stored to
+// y + (4i+l)·yl; sign holds the sign bit in each lane and xor flips it.
+func winoGradRows(regs []reg.VecPhysical, sign reg.VecPhysical, xor func(...Op), y, yl reg.Register) {
+	e00, e01, e10, e11 := regs[2], regs[3], regs[4], regs[5]
 	// Rows of A·e: e0, e0+e1, e0−e1, −e1 (a sign flip, as Go negates).
-	rows := [4][2]reg.VecPhysical{{e00, e01}, {reg.Y6, reg.Y7}, {reg.Y8, reg.Y9}, {reg.Y10, reg.Y11}}
-	VADDPS(e10, e00, reg.Y6)
-	VADDPS(e11, e01, reg.Y7)
-	VSUBPS(e10, e00, reg.Y8)
-	VSUBPS(e11, e01, reg.Y9)
-	VXORPS(sign, e10, reg.Y10)
-	VXORPS(sign, e11, reg.Y11)
+	rows := [4][2]reg.VecPhysical{{e00, e01}, {regs[6], regs[7]}, {regs[8], regs[9]}, {regs[10], regs[11]}}
+	VADDPS(e10, e00, regs[6])
+	VADDPS(e11, e01, regs[7])
+	VSUBPS(e10, e00, regs[8])
+	VSUBPS(e11, e01, regs[9])
+	xor(sign, e10, regs[10])
+	xor(sign, e11, regs[11])
 	// Columns of each row (x0, x1): x0, x0+x1, x0−x1, −x1, to y + (4i+l)·yl.
 	a, b := reg.R8, reg.R9
 	MOVQ(y, a)
@@ -101,12 +117,12 @@ func winoGrad8S() {
 		x0, x1 := r[0], r[1]
 		LEAQ(Mem{Base: a, Index: yl, Scale: 2}, b)
 		VMOVUPS(x0, Mem{Base: a})
-		VADDPS(x1, x0, reg.Y12)
-		VMOVUPS(reg.Y12, Mem{Base: a, Index: yl, Scale: 1})
-		VSUBPS(x1, x0, reg.Y13)
-		VMOVUPS(reg.Y13, Mem{Base: b})
-		VXORPS(sign, x1, reg.Y14)
-		VMOVUPS(reg.Y14, Mem{Base: b, Index: yl, Scale: 1})
+		VADDPS(x1, x0, regs[12])
+		VMOVUPS(regs[12], Mem{Base: a, Index: yl, Scale: 1})
+		VSUBPS(x1, x0, regs[13])
+		VMOVUPS(regs[13], Mem{Base: b})
+		xor(sign, x1, regs[14])
+		VMOVUPS(regs[14], Mem{Base: b, Index: yl, Scale: 1})
 		LEAQ(Mem{Base: a, Index: yl, Scale: 4}, a)
 	}
 	VZEROUPPER()
@@ -123,7 +139,7 @@ func winoIn8S() {
 		"the padded plane), and element ξ = 4i+l of its Bᵀ·d·B goes to v[ξ·vl+j] (AVX).",
 		"The caller checks that e and o hold 3·ld+9 values and v 15·vl+8.",
 	)
-	winoInBody([]reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7, reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15})
+	winoInBody(ymm)
 }
 
 // winoInBody emits the body of winoIn8S and winoIn16S, after their

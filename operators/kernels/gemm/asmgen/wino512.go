@@ -142,29 +142,5 @@ func winoGrad16S() {
 	e00, e01, e10, e11 := reg.Z2, reg.Z3, reg.Z4, reg.Z5
 	evenOdd16(dy, e00, e01)
 	evenOdd16(r1, e10, e11)
-	// Rows of A·e: e0, e0+e1, e0−e1, −e1 (a sign flip, as Go negates).
-	rows := [4][2]reg.VecPhysical{{e00, e01}, {reg.Z6, reg.Z7}, {reg.Z8, reg.Z9}, {reg.Z10, reg.Z11}}
-	VADDPS(e10, e00, reg.Z6)
-	VADDPS(e11, e01, reg.Z7)
-	VSUBPS(e10, e00, reg.Z8)
-	VSUBPS(e11, e01, reg.Z9)
-	VPXORD(sign, e10, reg.Z10)
-	VPXORD(sign, e11, reg.Z11)
-	// Columns of each row (x0, x1): x0, x0+x1, x0−x1, −x1, to y + (4i+l)·yl.
-	a, b := reg.R8, reg.R9
-	MOVQ(y, a)
-	for _, r := range rows {
-		x0, x1 := r[0], r[1]
-		LEAQ(Mem{Base: a, Index: yl, Scale: 2}, b)
-		VMOVUPS(x0, Mem{Base: a})
-		VADDPS(x1, x0, reg.Z12)
-		VMOVUPS(reg.Z12, Mem{Base: a, Index: yl, Scale: 1})
-		VSUBPS(x1, x0, reg.Z13)
-		VMOVUPS(reg.Z13, Mem{Base: b})
-		VPXORD(sign, x1, reg.Z14)
-		VMOVUPS(reg.Z14, Mem{Base: b, Index: yl, Scale: 1})
-		LEAQ(Mem{Base: a, Index: yl, Scale: 4}, a)
-	}
-	VZEROUPPER()
-	RET()
+	winoGradRows(zmm, sign, VPXORD, y, yl)
 }
