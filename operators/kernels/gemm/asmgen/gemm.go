@@ -211,12 +211,21 @@ func kernelGen(e elem, strided, stridedB bool, rows int) {
 	JE(LabelRef("overwrite"))
 
 	Label("accumulate")
-	e.broadcast(addr(Param("beta")), reg.Y15)
+	storeTile(e, rows, acc, pc, ldc, reg.Y15)
+}
+
+// storeTile emits the end of a micro-kernel: C = acc + beta·C on the rows
+// rows of two vectors (acc[2i], acc[2i+1]) from pc, ldc bytes apart,
+// broadcasting beta into the vector register beta, and at label overwrite
+// C = acc.
+func storeTile(e elem, rows int, acc []reg.VecPhysical, pc, ldc reg.Register, beta reg.VecPhysical) {
+	width := int(beta.Size())
+	e.broadcast(addr(Param("beta")), beta)
 	for i := 0; i < rows; i++ {
-		e.fma(Mem{Base: pc}, reg.Y15, acc[2*i])
-		e.fma(Mem{Base: pc, Disp: 32}, reg.Y15, acc[2*i+1])
+		e.fma(Mem{Base: pc}, beta, acc[2*i])
+		e.fma(Mem{Base: pc, Disp: width}, beta, acc[2*i+1])
 		e.load(acc[2*i], Mem{Base: pc})
-		e.load(acc[2*i+1], Mem{Base: pc, Disp: 32})
+		e.load(acc[2*i+1], Mem{Base: pc, Disp: width})
 		if i+1 < rows {
 			ADDQ(ldc, pc)
 		}
@@ -227,7 +236,7 @@ func kernelGen(e elem, strided, stridedB bool, rows int) {
 	Label("overwrite")
 	for i := 0; i < rows; i++ {
 		e.load(acc[2*i], Mem{Base: pc})
-		e.load(acc[2*i+1], Mem{Base: pc, Disp: 32})
+		e.load(acc[2*i+1], Mem{Base: pc, Disp: width})
 		if i+1 < rows {
 			ADDQ(ldc, pc)
 		}

@@ -232,27 +232,5 @@ func zkernel(e elem, strided, stridedB bool, rows int) {
 	}
 	JZ(LabelRef("overwrite"))
 
-	e.broadcast(addr(Param("beta")), beta)
-	for i := 0; i < rows; i++ {
-		e.fma(Mem{Base: pc}, beta, acc[2*i])
-		e.fma(Mem{Base: pc, Disp: 64}, beta, acc[2*i+1])
-		e.load(acc[2*i], Mem{Base: pc})
-		e.load(acc[2*i+1], Mem{Base: pc, Disp: 64})
-		if i+1 < rows {
-			ADDQ(ldc, pc)
-		}
-	}
-	VZEROUPPER()
-	RET()
-
-	Label("overwrite")
-	for i := 0; i < rows; i++ {
-		e.load(acc[2*i], Mem{Base: pc})
-		e.load(acc[2*i+1], Mem{Base: pc, Disp: 64})
-		if i+1 < rows {
-			ADDQ(ldc, pc)
-		}
-	}
-	VZEROUPPER()
-	RET()
+	storeTile(e, rows, acc, pc, ldc, beta)
 }
