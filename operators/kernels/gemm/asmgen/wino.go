@@ -315,23 +315,7 @@ func winoOut8S() {
 	SHLQ(U8(2), off)
 	y1 := reg.R13
 	LEAQ(Mem{Base: y0, Index: ld, Scale: 1}, y1)
-	// Row r of M starts at rows[r] = m + 4r·ml; column c is c·ml further
-	// (3·ml in ml3).
-	ml3 := reg.R8
-	LEAQ(Mem{Base: ml, Index: ml, Scale: 2}, ml3)
-	rows := []reg.Register{m, reg.R9, reg.R10, reg.R11}
-	for r := 1; r < 4; r++ {
-		LEAQ(Mem{Base: rows[r-1], Index: ml, Scale: 4}, rows[r])
-	}
-	at := func(r, c int) Mem {
-		switch c {
-		case 0:
-			return Mem{Base: rows[r]}
-		case 3:
-			return Mem{Base: rows[r], Index: ml3, Scale: 1}
-		}
-		return Mem{Base: rows[r], Index: ml, Scale: uint8(c)}
-	}
+	at := productTile(m, ml)
 	// Aᵀ·M: s_c = (m0c+m1c)+m2c in Y0…Y3, d_c = (m1c−m2c)−m3c in Y4…Y7.
 	s := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}
 	d := []reg.VecPhysical{reg.Y4, reg.Y5, reg.Y6, reg.Y7}
@@ -367,4 +351,26 @@ func winoOut8S() {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// productTile emits the addressing of a 4×4 product tile whose element
+// 4r+c lies at m + (4r+c)·ml bytes (ml already scaled): row r starts in
+// m, R9, R10 or R11, and 3·ml is in R8. It returns the address of element
+// (r, c).
+func productTile(m, ml reg.Register) func(r, c int) Mem {
+	ml3 := reg.R8
+	LEAQ(Mem{Base: ml, Index: ml, Scale: 2}, ml3)
+	rows := []reg.Register{m, reg.R9, reg.R10, reg.R11}
+	for r := 1; r < 4; r++ {
+		LEAQ(Mem{Base: rows[r-1], Index: ml, Scale: 4}, rows[r])
+	}
+	return func(r, c int) Mem {
+		switch c {
+		case 0:
+			return Mem{Base: rows[r]}
+		case 3:
+			return Mem{Base: rows[r], Index: ml3, Scale: 1}
+		}
+		return Mem{Base: rows[r], Index: ml, Scale: uint8(c)}
+	}
 }

@@ -49,21 +49,7 @@ func winoOut16S() {
 	SHLQ(U8(2), ld)
 	y1 := reg.R13
 	LEAQ(Mem{Base: y0, Index: ld, Scale: 1}, y1)
-	ml3 := reg.R8
-	LEAQ(Mem{Base: ml, Index: ml, Scale: 2}, ml3)
-	rows := []reg.Register{m, reg.R9, reg.R10, reg.R11}
-	for r := 1; r < 4; r++ {
-		LEAQ(Mem{Base: rows[r-1], Index: ml, Scale: 4}, rows[r])
-	}
-	at := func(r, c int) Mem {
-		switch c {
-		case 0:
-			return Mem{Base: rows[r]}
-		case 3:
-			return Mem{Base: rows[r], Index: ml3, Scale: 1}
-		}
-		return Mem{Base: rows[r], Index: ml, Scale: uint8(c)}
-	}
+	at := productTile(m, ml)
 	// Aᵀ·M: s_c = (m0c+m1c)+m2c in Z0…Z3, d_c = (m1c−m2c)−m3c in Z4…Z7.
 	s := zmm[0:4]
 	d := zmm[4:8]
